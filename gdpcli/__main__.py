@@ -1,0 +1,5 @@
+"""`python -m gdpcli`."""
+
+from gdpcli.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The command-line layer: parses options, calls gdpcli.core through gdpcli.accounting, renders rows."""

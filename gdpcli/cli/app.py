@@ -1,0 +1,85 @@
+"""Root Typer app: subcommands, --version, --debug, and the error -> exit-code mapping (DESIGN.md).
+
+Exit codes: 0 success; 1 could not compute; 2 usage or input error; 3 budget exceeded.
+Errors are one line on stderr, `gdpcli: error: <what> (<hint>)`, never a traceback unless --debug.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from gdpcli import __version__
+from gdpcli.cli import convert
+from gdpcli.errors import GdpcliError
+
+app = typer.Typer(
+    name="gdpcli",
+    help="A privacy calculator built on f-differential privacy and Gaussian differential privacy.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gdpcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+) -> None:
+    """A privacy calculator built on f-differential privacy and Gaussian differential privacy.
+
+    Exit codes: 0 ok, 1 could not compute, 2 bad input, 3 budget exceeded.
+    """
+
+
+app.command(name="convert", epilog=convert.EPILOG)(convert.command)
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"gdpcli: error: {message}\n")
+    return code
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run gdpcli on argv and return its exit code (used by main() and by the tests)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="gdpcli", standalone_mode=False)
+    except GdpcliError as error:
+        if debug:
+            raise
+        return _fail(str(error), error.exit_code)
+    except (typer.Exit, typer.Abort) as stop:
+        return int(getattr(stop, "exit_code", 1))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as error:
+        if hasattr(error, "format_message") and hasattr(error, "exit_code"):
+            # A Click usage error (unknown option, missing argument, bad choice): one line, exit 2.
+            message = " ".join(error.format_message().split())
+            context = getattr(error, "ctx", None)
+            where = f"see {context.command_path} --help" if context is not None else "see gdpcli --help"
+            return _fail(f"{message} ({where})", 2 if error.exit_code == 2 else error.exit_code)
+        if debug:
+            raise
+        return _fail(f"internal error: {type(error).__name__}: {error} (rerun with --debug and report it)", 1)
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run())

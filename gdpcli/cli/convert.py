@@ -1,0 +1,63 @@
+"""`gdpcli convert SPEC`: one guarantee in other representations."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gdpcli.cli import options
+from gdpcli.errors import InputError
+
+EPILOG = """\b
+Examples:
+  gdpcli convert gdp:mu=1 --delta 1e-5            epsilon of 1-GDP at delta 1e-5
+  gdpcli convert gaussian:sigma=2 --epsilon 0:10:11 -f csv   a privacy-profile table
+  gdpcli convert gdp:mu=1 --alpha 0:1:101         the trade-off curve G_1
+  gdpcli convert dp:eps=1 --to mu                 tightest mu implied by 1-DP (GDPT Thm 5.1)
+  gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5   group privacy for groups of 4
+"""
+
+
+def command(
+    spec: Annotated[str, typer.Argument(help="Mechanism spec, e.g. gdp:mu=1 or dp:eps=1,delta=1e-6.")],
+    delta: options.DeltaOption = None,
+    epsilon: options.EpsilonOption = None,
+    alpha: options.AlphaOption = None,
+    to: options.ToOption = None,
+    group: Annotated[
+        int | None, typer.Option("--group", help="Group privacy: the guarantee for groups of K individuals.")
+    ] = None,
+    fmt: options.FormatOption = None,
+) -> None:
+    """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
+    from gdpcli import accounting
+    from gdpcli.cli import output, queries
+    from gdpcli.mechanisms import parse_spec
+
+    options.choice(fmt, "--format", output.FORMATS)
+    options.choice(to, "--to", ("mu",))
+    parsed = parse_spec(spec)
+    deltas = options.deltas(delta) if delta is not None else None
+    epsilons = options.epsilons(epsilon) if epsilon is not None else None
+    alphas = options.alphas(alpha) if alpha is not None else None
+    if group is not None and not 1 <= group <= 10**6:
+        raise InputError(f"--group: {group} is out of range", "allowed: 1 <= K <= 1000000")
+    if not (deltas or epsilons or alphas or to):
+        raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
+    specs = [accounting.group_spec(parsed, group)] if group else [parsed]
+    context = {"group": group} if group else {}
+    rows = []
+    if deltas or epsilons or alphas:
+        accountants = accounting.select(specs, "auto")
+        rows += queries.answer(
+            accountants,
+            deltas=deltas,
+            epsilons=epsilons,
+            alphas=alphas,
+            context=lambda acc: {**context, **accounting.describe(acc)},
+        )
+    if to == "mu":
+        rows += queries.mu_rows(accounting.mu_accountant(specs).mu(), context)
+    inputs = options.echo_inputs(spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group)
+    output.emit(output.Result("convert", inputs, rows, title=f"gdpcli convert {spec}"), fmt)

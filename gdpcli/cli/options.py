@@ -1,0 +1,149 @@
+"""Shared option definitions and value parsers: the same flag means the same thing in every command.
+
+Numbers are parsed here (not by Typer) so that every bad value gives the same one-line error and
+exit code 2. Lists are `a,b,c`; ranges are `START:STOP:NUM` (inclusive, like numpy.linspace).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+
+from gdpcli.errors import InputError
+
+FORMAT_HELP = "Output format: table | csv | json (default: table on a terminal, csv otherwise)."
+
+FormatOption = Annotated[str | None, typer.Option("--format", "-f", help=FORMAT_HELP, metavar="FORMAT")]
+DeltaOption = Annotated[
+    str | None,
+    typer.Option(
+        "--delta", help="delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM."
+    ),
+]
+EpsilonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--epsilon", help="epsilon value(s) at which to report delta: E, E1,E2,... or START:STOP:NUM."
+    ),
+]
+AlphaOption = Annotated[
+    str | None,
+    typer.Option("--alpha", help="Type I error(s) alpha at which to report the trade-off beta = f(alpha)."),
+]
+ToOption = Annotated[
+    str | None, typer.Option("--to", help="Convert to another representation: mu (tightest GDP mu).")
+]
+MaxEpsilonOption = Annotated[
+    float | None,
+    typer.Option("--max-epsilon", help="Budget check: exit 3 if the rigorous epsilon exceeds this."),
+]
+MaxDeltaOption = Annotated[
+    float | None,
+    typer.Option("--max-delta", help="Budget check: exit 3 if the rigorous delta exceeds this."),
+]
+AccuracyOption = Annotated[
+    float,
+    typer.Option(
+        "--accuracy",
+        help="Numerical accountant: target ratio upper/lower - 1 of its rigorous bounds.",
+    ),
+]
+
+
+def parse_float(text: str, option: str) -> float:
+    """One number; InputError naming the option otherwise."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise InputError(f"{option}: {text!r} is not a number", "e.g. 1e-5 or 0.5") from None
+    if math.isnan(value):
+        raise InputError(f"{option}: NaN is not allowed")
+    return value
+
+
+def parse_values(text: str, option: str) -> list[float]:
+    """A value, a comma list `a,b,c` or an inclusive range `START:STOP:NUM`."""
+    text = text.strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise InputError(f"{option}: range {text!r} must be START:STOP:NUM", "e.g. 0:10:11")
+        start, stop = parse_float(parts[0], option), parse_float(parts[1], option)
+        try:
+            count = int(parts[2])
+        except ValueError:
+            raise InputError(f"{option}: NUM in {text!r} must be a whole number", "e.g. 0:10:11") from None
+        if not 1 <= count <= 1_000_000:
+            raise InputError(f"{option}: NUM in {text!r} must be between 1 and 1000000")
+        if count == 1:
+            return [start]
+        step = (stop - start) / (count - 1)
+        return [start + i * step if i < count - 1 else stop for i in range(count)]
+    items = [item for item in text.split(",")]
+    if any(not item.strip() for item in items):
+        raise InputError(f"{option}: empty entry in {text!r}", "write a list as 0.5,1,2")
+    return [parse_float(item, option) for item in items]
+
+
+def check_range(
+    values: list[float],
+    option: str,
+    *,
+    low: float = -math.inf,
+    high: float = math.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> list[float]:
+    """Every value inside the interval, else InputError stating the allowed interval."""
+    left, right = ("(" if low_open else "["), (")" if high_open else "]")
+    for value in values:
+        too_low = value <= low if low_open else value < low
+        too_high = value >= high if high_open else value > high
+        if too_low or too_high:
+            raise InputError(
+                f"{option}: {value!r} is out of range", f"allowed: {left}{low:g}, {high:g}{right}"
+            )
+    return values
+
+
+def deltas(text: str, option: str = "--delta") -> list[float]:
+    """delta values in (0, 1)."""
+    return check_range(parse_values(text, option), option, low=0, high=1, low_open=True, high_open=True)
+
+
+def epsilons(text: str, option: str = "--epsilon") -> list[float]:
+    """epsilon values >= 0 (inf allowed only where meaningful: not here)."""
+    return check_range(parse_values(text, option), option, low=0, high=1e300)
+
+
+def alphas(text: str, option: str = "--alpha") -> list[float]:
+    """Type I errors in [0, 1]."""
+    return check_range(parse_values(text, option), option, low=0, high=1)
+
+
+def choice(value: str | None, option: str, allowed: tuple[str, ...]) -> str | None:
+    """One of the allowed words, else InputError listing them."""
+    if value is not None and value not in allowed:
+        raise InputError(f"{option}: unknown value {value!r}", "allowed: " + ", ".join(allowed))
+    return value
+
+
+def positive(value: float | None, option: str) -> float | None:
+    """A finite number > 0 (or None when the option was not given)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InputError(f"{option}: must be a positive finite number, got {value!r}")
+    return value
+
+
+def probability(value: float | None, option: str) -> float | None:
+    """A number in (0, 1)."""
+    if value is not None and not 0 < value < 1:
+        raise InputError(f"{option}: must be in (0, 1), got {value!r}")
+    return value
+
+
+def echo_inputs(**inputs: Any) -> dict[str, Any]:
+    """The inputs block of the JSON output, without the options the user left out."""
+    return {key: value for key, value in inputs.items() if value is not None}

@@ -1,0 +1,68 @@
+"""Rows for the questions every accounting command answers: --delta, --epsilon, --alpha, --to mu.
+
+convert and compose (and later subsample) share this, so one flag produces the same columns everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from gdpcli.accounting import Figures
+
+Row = dict[str, Any]
+
+
+def figure_rows(
+    key: str, values: Sequence[float], answer_key: str, figures: list[Figures], context: Row | None = None
+) -> list[Row]:
+    """One row per (query value, figure): {key: query, answer_key: answer, guarantee, method}."""
+    rows = []
+    for figure in figures:
+        for query, answer in zip(values, np.atleast_1d(figure.values), strict=True):
+            rows.append(
+                {
+                    **(context or {}),
+                    key: float(query),
+                    answer_key: float(answer),
+                    "guarantee": figure.guarantee,
+                    "method": figure.method,
+                }
+            )
+    return rows
+
+
+def answer(
+    accountants: Sequence[Any],
+    *,
+    deltas: list[float] | None,
+    epsilons: list[float] | None,
+    alphas: list[float] | None,
+    context: Callable[[Any], Row] | None = None,
+) -> list[Row]:
+    """All rows for the requested queries, accountant by accountant (so --method all reads in blocks)."""
+    rows: list[Row] = []
+    for accountant in accountants:
+        extra = context(accountant) if context else None
+        if deltas:
+            rows += figure_rows("delta", deltas, "epsilon", accountant.epsilon(np.asarray(deltas)), extra)
+        if epsilons:
+            rows += figure_rows("epsilon", epsilons, "delta", accountant.delta(np.asarray(epsilons)), extra)
+        if alphas:
+            rows += figure_rows("alpha", alphas, "beta", accountant.beta(np.asarray(alphas)), extra)
+    return rows
+
+
+def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
+    """Rows stating mu."""
+    return [
+        {
+            **(context or {}),
+            "mu": float(np.atleast_1d(f.values)[0]),
+            "guarantee": f.guarantee,
+            "method": f.method,
+        }
+        for f in figures
+    ]

@@ -1,0 +1,1 @@
+"""Pure numerics of gdpcli: numpy and scipy only, no I/O, no CLI imports."""

@@ -1,0 +1,174 @@
+"""Gaussian differential privacy (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS-B 2022).
+
+All functions are vectorized: they broadcast numpy arrays and return floats for
+scalar input. Arguments are assumed valid (mu >= 0, 0 < delta < 1, alpha in
+[0, 1]); the CLI validates user input before calling in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
+from gdpcli.core.roots import bracketed_newton
+
+ArrayLike = float | np.ndarray
+_SQRT2 = np.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+def _out(x: np.ndarray) -> ArrayLike:
+    """Return a Python float for 0-d results, the array otherwise."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def tradeoff(alpha: ArrayLike, mu: ArrayLike) -> ArrayLike:
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), GDP paper Def. 2.
+
+    Written as Phi(-Phi^-1(alpha) - mu) so that tiny alpha keeps full precision.
+    """
+    alpha, mu = np.asarray(alpha, dtype=float), np.asarray(mu, dtype=float)
+    return _out(Phi(-Phi_inv(alpha) - mu))
+
+
+def symmetric_point(mu: ArrayLike) -> ArrayLike:
+    """The fixed point alpha* = G_mu(alpha*) = Phi(-mu/2) of the symmetric trade-off G_mu."""
+    return _out(Phi(-0.5 * np.asarray(mu, dtype=float)))
+
+
+def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
+    """log delta(eps; mu) for mu-GDP, GDP paper Cor. 1:
+
+        delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+    With a = -eps/mu + mu/2 and b = a - mu one has b^2/2 = a^2/2 + eps, so with
+    Phi(x) = erfcx(-x/sqrt 2) e^{-x^2/2} / 2 the two terms share the factor
+    e^{-a^2/2} and delta = e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2
+    with no e^eps cancellation. That form is used for a < 0 (the tail, where
+    delta is small); for a >= 0 delta >= 1/2 - e^{mu^2/2} Phi(-mu) is not small
+    and the direct difference is accurate.
+    """
+    epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = -epsilon / mu + 0.5 * mu
+        b = a - mu
+        tail = -0.5 * a * a - np.log(2.0) + np.log(erfcx(-a / _SQRT2) - erfcx(-b / _SQRT2))
+        head = np.log(Phi(a) - np.exp(epsilon + log_Phi(b)))
+        result = np.where(a < 0, tail, head)
+        result = np.where(mu == 0, np.where(epsilon >= 0, -np.inf, np.log1p(-np.exp(epsilon))), result)
+        result = np.where(np.isposinf(mu) & np.isfinite(epsilon), 0.0, result)
+        result = np.where(np.isposinf(epsilon), -np.inf, result)
+    return _out(result)
+
+
+def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
+    """delta(eps; mu) of mu-GDP (GDP paper Cor. 1), accurate down to about 1e-300."""
+    return _out(np.exp(log_delta(epsilon, mu)))
+
+
+def _delta_at_zero(mu: np.ndarray) -> np.ndarray:
+    """delta(0; mu) = 2 Phi(mu/2) - 1, the largest delta of interest for eps >= 0."""
+    return 1.0 - 2.0 * Phi(-0.5 * mu)
+
+
+def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
+    """The smallest eps >= 0 with delta(eps; mu) <= delta: mu-GDP implies (eps, delta)-DP (Cor. 1).
+
+    Bracket: eps = 0 and eps_hi = mu (mu/2 - Phi^-1(delta)), where Phi(a) = delta
+    already bounds delta(eps_hi) <= delta. Safeguarded Newton on log delta, whose
+    derivative in eps is 1 - Phi(a)/delta(eps). The result is nudged up by ulps
+    until delta(eps; mu) <= delta holds in floating point, so (eps, delta) is a
+    valid guarantee.
+    """
+    delta, mu = np.broadcast_arrays(np.asarray(delta, dtype=float), np.asarray(mu, dtype=float))
+    log_target = np.log(delta)
+    trivial = (delta >= _delta_at_zero(mu)) | (mu == 0)
+    safe_mu = np.where(trivial | ~np.isfinite(mu), 1.0, mu)
+    safe_target = np.where(trivial | ~np.isfinite(mu), np.log(0.5 * _delta_at_zero(1.0)), log_target)
+    hi = safe_mu * (0.5 * safe_mu - Phi_inv_exp(safe_target))
+
+    def gap(eps: np.ndarray) -> np.ndarray:
+        return log_delta(eps, safe_mu) - safe_target
+
+    def slope(eps: np.ndarray) -> np.ndarray:
+        a = -eps / safe_mu + 0.5 * safe_mu
+        return -np.expm1(log_Phi(a) - log_delta(eps, safe_mu))
+
+    eps = bracketed_newton(gap, slope, np.zeros_like(hi), hi)
+    for _ in range(4):
+        eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
+    eps = np.where(trivial, 0.0, eps)
+    eps = np.where(np.isposinf(mu), np.inf, eps)
+    return _out(eps)
+
+
+def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
+    """The largest mu such that mu-GDP implies (eps, delta)-DP, i.e. delta(eps; mu) <= delta.
+
+    delta(eps; mu) increases in mu with d delta / d mu = phi(a) (a = -eps/mu + mu/2),
+    so d log delta / d mu = phi(a) / delta. Brackets come from doubling/halving;
+    the root is nudged down by ulps until the inequality holds in floating point.
+    """
+    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
+    log_target = np.log(delta)
+    finite = np.isfinite(epsilon)
+    eps = np.where(finite, epsilon, 1.0)
+    lo, hi = np.full(eps.shape, 0.5), np.full(eps.shape, 2.0)
+    for _ in range(2100):
+        too_high = log_delta(eps, lo) > log_target
+        too_low = log_delta(eps, hi) < log_target
+        if not (np.any(too_high) or np.any(too_low)):
+            break
+        lo = np.where(too_high, 0.5 * lo, lo)
+        hi = np.where(too_low, 2.0 * hi, hi)
+
+    def gap(m: np.ndarray) -> np.ndarray:
+        return log_delta(eps, m) - log_target
+
+    def slope(m: np.ndarray) -> np.ndarray:
+        a = -eps / m + 0.5 * m
+        return np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta(eps, m))
+
+    result = bracketed_newton(gap, slope, lo, hi)
+    for _ in range(4):
+        result = np.where(gap(result) > 0, np.nextafter(result, 0), result)
+    return _out(np.where(finite, result, np.inf))
+
+
+def pure_dp_mu(epsilon: ArrayLike) -> ArrayLike:
+    """Tightest mu with eps-DP => mu-GDP: mu = -2 Phi^-1(1 / (1 + e^eps)) (GDPT paper Thm 5.1).
+
+    1/(1 + e^eps) is formed in log space, -log1p(e^eps), so large eps stays exact.
+    """
+    epsilon = np.asarray(epsilon, dtype=float)
+    return _out(-2.0 * Phi_inv_exp(-np.logaddexp(0.0, epsilon)))
+
+
+def group_mu(mu: ArrayLike, group_size: int) -> ArrayLike:
+    """Group privacy of GDP: a mu-GDP mechanism is (k mu)-GDP for groups of size k (GDP paper Thm 3/Cor.)."""
+    return _out(np.asarray(mu, dtype=float) * group_size)
+
+
+def rdp(order: ArrayLike, mu: ArrayLike) -> ArrayLike:
+    """Renyi DP of mu-GDP: D_alpha(N(mu,1) || N(0,1)) = alpha mu^2 / 2."""
+    return _out(0.5 * np.asarray(order, dtype=float) * np.square(np.asarray(mu, dtype=float)))
+
+
+def compose(mus: np.ndarray) -> float:
+    """Composition of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP (GDP paper Cor. 2)."""
+    return float(np.sqrt(np.sum(np.square(np.asarray(mus, dtype=float)))))
+
+
+__all__ = [
+    "Phi",
+    "compose",
+    "delta",
+    "epsilon",
+    "group_mu",
+    "log_delta",
+    "mu",
+    "pure_dp_mu",
+    "rdp",
+    "symmetric_point",
+    "tradeoff",
+]

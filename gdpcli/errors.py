@@ -1,0 +1,38 @@
+"""Exceptions that carry gdpcli's exit codes (DESIGN.md, CLI contract).
+
+Pure Python, importable from gdpcli.core without pulling in the CLI.
+"""
+
+from __future__ import annotations
+
+
+class GdpcliError(Exception):
+    """Base class: a one-line message and an optional hint, rendered as `gdpcli: error: <what> (<hint>)`."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class InputError(GdpcliError):
+    """Usage or input error: exit code 2."""
+
+    exit_code = 2
+
+
+class ComputationError(GdpcliError):
+    """Could not compute (numerical failure, unsupported combination, memory bound): exit code 1."""
+
+    exit_code = 1
+
+
+class BudgetExceeded(GdpcliError):
+    """A budget check (--max-epsilon, --max-delta, --max-mu) failed: exit code 3."""
+
+    exit_code = 3

@@ -1,0 +1,174 @@
+"""`gdpcli convert` end to end: the issue's must-holds, formats and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REFERENCE
+
+
+def one_row(outcome) -> dict:
+    assert outcome.code == 0, outcome.stderr
+    rows = outcome.json()["rows"]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_epsilon_of_gdp(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "gdp:mu=1", "--delta", "1e-5", "-f", "json"))
+    assert row["epsilon"] == pytest.approx(4.3771780956812246, rel=1e-9)
+    assert (row["guarantee"], row["method"]) == ("exact", "gdp")
+
+
+def test_tiny_delta(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "gdp:mu=6", "--epsilon", "100", "-f", "json"))
+    assert row["delta"] == pytest.approx(2.4344231135736620e-43, rel=1e-6)
+
+
+def test_gaussian(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "gaussian:sigma=2", "--delta", "1e-5", "-f", "json"))
+    assert row["epsilon"] == pytest.approx(1.9930914044151196, rel=1e-12)
+
+
+def test_profile_table_csv(gdpcli) -> None:
+    outcome = gdpcli("convert", "gdp:mu=1", "--epsilon", "0:10:11", "-f", "csv")
+    assert outcome.code == 0
+    rows = list(csv.DictReader(io.StringIO(outcome.stdout)))
+    assert len(rows) == 11
+    assert [float(r["epsilon"]) for r in rows] == [float(i) for i in range(11)]
+    expected = {1.0: "0.1269367375066439458", 0.0: None}
+    assert float(rows[1]["delta"]) == pytest.approx(float(expected[1.0]), rel=1e-12)
+    assert outcome.stdout.splitlines()[0] == "mu,epsilon,delta,guarantee,method"
+
+
+def test_tradeoff(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "gdp:mu=1", "--alpha", "0.05", "-f", "json"))
+    assert row["beta"] == pytest.approx(0.74048897715855592, rel=1e-12)
+
+
+def test_pure_dp_to_mu(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "dp:eps=1", "--to", "mu", "-f", "json"))
+    assert row["mu"] == pytest.approx(1.2320353853449010, rel=1e-12)
+    assert row["guarantee"] == "exact"
+
+
+def test_approx_dp_has_no_mu(gdpcli) -> None:
+    outcome = gdpcli("convert", "dp:eps=1,delta=1e-6", "--to", "mu")
+    assert outcome.code == 1
+    assert "implies mu-GDP for no finite mu" in outcome.stderr
+
+
+def test_group(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "gdp:mu=0.5", "--group", "4", "--delta", "1e-5", "-f", "json"))
+    assert row["mu"] == 2.0
+    assert row["group"] == 4
+    # 2-GDP at delta 1e-5; recipe: mpmath findroot of Cor. 1 (see tests/core/test_gdp.py::mp_delta)
+    import mpmath as mp
+
+    from tests.core.test_gdp import mp_delta
+
+    expected = mp.findroot(lambda e: mp_delta(e, 2) - mp.mpf("1e-5"), 10)
+    assert row["epsilon"] == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_laplace_tradeoff(gdpcli) -> None:
+    row = one_row(gdpcli("convert", "laplace:b=1", "--alpha", "0.2", "-f", "json"))
+    assert row["beta"] == pytest.approx(0.45984930146430290, rel=1e-12)
+
+
+def test_json_document_shape(gdpcli) -> None:
+    document = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5,1e-6", "-f", "json").json()
+    assert set(document) == {"command", "gdpcli_version", "inputs", "rows"}
+    assert document["command"] == "convert"
+    assert document["inputs"] == {"spec": "gdp:mu=1", "delta": [1e-5, 1e-6]}
+    assert len(document["rows"]) == 2
+
+
+def test_table_format(gdpcli) -> None:
+    outcome = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5", "-f", "table")
+    assert outcome.code == 0
+    assert "4.3771781" in outcome.stdout and "exact" in outcome.stdout
+
+
+def test_default_format_is_csv_when_piped(gdpcli) -> None:
+    outcome = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5")
+    assert outcome.stdout.startswith("mu,delta,epsilon,guarantee,method\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("convert", "gdp:mu=-1", "--delta", "1e-5"),
+        ("convert", "gdp:nu=1", "--delta", "1e-5"),
+        ("convert", "gdp:mu=1", "--delta", "2"),
+        ("convert", "gdp:mu=1", "--delta", "0"),
+        ("convert", "gdp:mu=1", "--epsilon", "abc"),
+        ("convert", "gdp:mu=1", "--epsilon", "-1"),
+        ("convert", "gdp:mu=1", "--epsilon", "0:1"),
+        ("convert", "gdp:mu=1", "--epsilon", "1,,2"),
+        ("convert", "gdp:mu=1", "--alpha", "1.5"),
+        ("convert", "nope:mu=1", "--delta", "1e-5"),
+        ("convert", "gdp:mu=1"),
+        ("convert", "gdp:mu=1", "--to", "sigma"),
+        ("convert", "gdp:mu=1", "--delta", "1e-5", "-f", "xml"),
+        ("convert", "gdp:mu=1", "--group", "0", "--delta", "1e-5"),
+        ("convert", "gdp:mu=1", "--no-such-option"),
+        ("convert",),
+        ("no-such-command",),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
+    outcome = gdpcli(*args)
+    assert outcome.code == 2
+    assert outcome.stdout == ""
+    assert outcome.stderr.startswith("gdpcli: error: ")
+    assert outcome.stderr.count("\n") == 1
+    assert "Traceback" not in outcome.stderr
+
+
+def test_reference_profile_values(gdpcli) -> None:
+    for case in REFERENCE["gdp_delta_of_epsilon"]:
+        row = one_row(
+            gdpcli("convert", f"gdp:mu={case['mu']}", "--epsilon", str(case["epsilon"]), "-f", "json")
+        )
+        assert row["delta"] == pytest.approx(float(case["delta"]), rel=1e-9)
+
+
+def _modules_after(args: list[str]) -> set[str]:
+    code = (
+        "import sys\n"
+        "from gdpcli.cli.app import run\n"
+        f"code = run({args!r})\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy'))\n"
+        "print('MODULES:' + ','.join(heavy))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    marker = completed.stdout.strip().splitlines()[-1]
+    assert marker.startswith("MODULES:")
+    return {m for m in marker.removeprefix("MODULES:").split(",") if m}
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["convert", "--help"]])
+def test_version_and_help_import_neither_numpy_nor_scipy(args: list[str]) -> None:
+    assert _modules_after(args) == set()
+
+
+def test_real_subprocess_and_python_m() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "gdpcli", "convert", "gdp:mu=1", "--delta", "1e-5", "-f", "csv"],
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0
+    assert completed.stdout.splitlines()[1].split(",")[2] == repr(4.377178095681225)
+    bad = subprocess.run(
+        [sys.executable, "-m", "gdpcli", "convert", "gdp:mu=-1", "--delta", "1e-5"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
