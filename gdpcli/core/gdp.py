@@ -45,20 +45,31 @@ def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
     Phi(x) = erfcx(-x/sqrt 2) e^{-x^2/2} / 2 the two terms share the factor
     e^{-a^2/2} and delta = e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2
     with no e^eps cancellation. That form is used for a < 0 (the tail, where
-    delta is small); for a >= 0 delta >= 1/2 - e^{mu^2/2} Phi(-mu) is not small
-    and the direct difference is accurate.
+    delta is small); for a >= 0 (eps <= mu^2/2) delta = [Phi(a) - Phi(b)] -
+    (e^eps - 1) Phi(b), with the normal mass between b and a taken without
+    cancellation (see _normal_mass), so tiny mu keeps its digits too.
     """
     epsilon, mu = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(mu, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = -epsilon / mu + 0.5 * mu
         b = a - mu
         tail = -0.5 * a * a - np.log(2.0) + np.log(erfcx(-a / _SQRT2) - erfcx(-b / _SQRT2))
-        head = np.log(Phi(a) - np.exp(epsilon + log_Phi(b)))
+        head = np.log(_normal_mass(b, a) - np.expm1(epsilon) * Phi(b))
         result = np.where(a < 0, tail, head)
         result = np.where(mu == 0, np.where(epsilon >= 0, -np.inf, np.log1p(-np.exp(epsilon))), result)
         result = np.where(np.isposinf(mu) & np.isfinite(epsilon), 0.0, result)
         result = np.where(np.isposinf(epsilon), -np.inf, result)
     return _out(result)
+
+
+def _normal_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Phi(upper) - Phi(lower) for lower <= upper without cancellation: from the upper tails when both
+    are positive, from erf (odd, accurate near 0) otherwise."""
+    from scipy.special import erf
+
+    both_positive = Phi(-lower) - Phi(-upper)
+    across = 0.5 * (erf(upper / _SQRT2) - erf(lower / _SQRT2))
+    return np.where(lower >= 0, both_positive, np.where(upper <= 0, Phi(upper) - Phi(lower), across))
 
 
 def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:

@@ -132,3 +132,20 @@ def test_public_api() -> None:
     assert api.mu(1.0, 1e-5) == pytest.approx(0.26805112321129421922, rel=1e-13)
     assert np.shape(api.delta(np.ones(3), 1.0)) == (3,)
     assert api.tradeoff(0.05, 1.0) == pytest.approx(0.74048897715855592063, rel=1e-13)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.0, 1e-300), (0.0, 1e-100), (0.0, 1e-12)])
+def test_mu_far_below_one(epsilon: float, delta: float) -> None:
+    """Recipe: mpmath findroot of Cor. 1 in mu at 700 digits (the difference of two Phi's near 1/2 is
+    ~delta, so it needs -log10(delta) digits more than the answer)."""
+    with mp.workdps(700):
+        guess = mp.mpf(delta) * mp.sqrt(2 * mp.pi)
+        expected = mp.findroot(lambda m: mp_delta(epsilon, m) - mp.mpf(delta), guess, tol=mp.mpf(10) ** -600)
+    assert gdp.mu(epsilon, delta) == pytest.approx(float(expected), rel=1e-12)
+
+
+@pytest.mark.parametrize(("epsilon", "mu"), [(0.0, 1e-10), (1e-12, 1e-5), (0.0, 1e-20), (-1.0, 0.5)])
+def test_delta_small_mu_and_negative_epsilon(epsilon: float, mu: float) -> None:
+    with mp.workdps(100):
+        expected = mp_delta(epsilon, mu)
+    assert gdp.delta(epsilon, mu) == pytest.approx(float(expected), rel=1e-13)
