@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
 from gdpcli.core.roots import bracketed_newton
 
-ArrayLike = float | np.ndarray
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
-
-def _out(x: np.ndarray) -> ArrayLike:
-    """Return a Python float for 0-d results, the array otherwise."""
-    return float(x) if np.ndim(x) == 0 else x
 
 
 def tradeoff(alpha: ArrayLike, mu: ArrayLike) -> ArrayLike:
@@ -28,12 +23,12 @@ def tradeoff(alpha: ArrayLike, mu: ArrayLike) -> ArrayLike:
     Written as Phi(-Phi^-1(alpha) - mu) so that tiny alpha keeps full precision.
     """
     alpha, mu = np.asarray(alpha, dtype=float), np.asarray(mu, dtype=float)
-    return _out(Phi(-Phi_inv(alpha) - mu))
+    return as_output(Phi(-Phi_inv(alpha) - mu))
 
 
 def symmetric_point(mu: ArrayLike) -> ArrayLike:
     """The fixed point alpha* = G_mu(alpha*) = Phi(-mu/2) of the symmetric trade-off G_mu."""
-    return _out(Phi(-0.5 * np.asarray(mu, dtype=float)))
+    return as_output(Phi(-0.5 * np.asarray(mu, dtype=float)))
 
 
 def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
@@ -59,7 +54,7 @@ def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
         result = np.where(mu == 0, np.where(epsilon >= 0, -np.inf, np.log1p(-np.exp(epsilon))), result)
         result = np.where(np.isposinf(mu) & np.isfinite(epsilon), 0.0, result)
         result = np.where(np.isposinf(epsilon), -np.inf, result)
-    return _out(result)
+    return as_output(result)
 
 
 def _normal_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -74,7 +69,7 @@ def _normal_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 
 def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
     """delta(eps; mu) of mu-GDP (GDP paper Cor. 1), accurate down to about 1e-300."""
-    return _out(np.exp(log_delta(epsilon, mu)))
+    return as_output(np.exp(log_delta(epsilon, mu)))
 
 
 def _delta_at_zero(mu: np.ndarray) -> np.ndarray:
@@ -110,7 +105,7 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
         eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
     eps = np.where(trivial, 0.0, eps)
     eps = np.where(np.isposinf(mu), np.inf, eps)
-    return _out(eps)
+    return as_output(eps)
 
 
 def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
@@ -143,7 +138,7 @@ def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
     result = bracketed_newton(gap, slope, lo, hi)
     for _ in range(4):
         result = np.where(gap(result) > 0, np.nextafter(result, 0), result)
-    return _out(np.where(finite, result, np.inf))
+    return as_output(np.where(finite, result, np.inf))
 
 
 def pure_dp_mu(epsilon: ArrayLike) -> ArrayLike:
@@ -152,17 +147,17 @@ def pure_dp_mu(epsilon: ArrayLike) -> ArrayLike:
     1/(1 + e^eps) is formed in log space, -log1p(e^eps), so large eps stays exact.
     """
     epsilon = np.asarray(epsilon, dtype=float)
-    return _out(-2.0 * Phi_inv_exp(-np.logaddexp(0.0, epsilon)))
+    return as_output(-2.0 * Phi_inv_exp(-np.logaddexp(0.0, epsilon)))
 
 
 def group_mu(mu: ArrayLike, group_size: int) -> ArrayLike:
     """Group privacy of GDP: a mu-GDP mechanism is (k mu)-GDP for groups of size k (GDP paper Thm 3/Cor.)."""
-    return _out(np.asarray(mu, dtype=float) * group_size)
+    return as_output(np.asarray(mu, dtype=float) * group_size)
 
 
 def rdp(order: ArrayLike, mu: ArrayLike) -> ArrayLike:
     """Renyi DP of mu-GDP: D_alpha(N(mu,1) || N(0,1)) = alpha mu^2 / 2."""
-    return _out(0.5 * np.asarray(order, dtype=float) * np.square(np.asarray(mu, dtype=float)))
+    return as_output(0.5 * np.asarray(order, dtype=float) * np.square(np.asarray(mu, dtype=float)))
 
 
 def compose(mus: np.ndarray) -> float:

@@ -1,0 +1,474 @@
+"""Central limit theorems for composition (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS-B 2022).
+
+For a symmetric trade-off function f = T(P, Q) let L = log|f'(U)| with U uniform on [0, 1]; equivalently L
+is the privacy loss log(q/p)(X) with X ~ P. The functionals of Sec. 3.2 are its moments:
+
+    kl(f) = -E L,  kappa2(f) = E L^2,  kappa3(f) = E |L|^3,  kappa3bar(f) = E |L + kl(f)|^3,
+
+and variance(f) = kappa2(f) - kl(f)^2 = Var L, kept as a field of its own because the difference cancels
+catastrophically for large losses. From them:
+
+- Theorem 5 (Berry-Esseen): mu = 2 sum kl / sqrt(sum variance), gamma = 0.56 sum kappa3bar /
+  (sum variance)^(3/2), and the composition is bounded below by the band max(0, G_mu(alpha + gamma) - gamma).
+  The band is rigorous; mu alone is an approximation.
+- Theorem 6: the limit is G_{2K/s} with K = sum kl, s^2 = sum kappa2 (an approximation at finite n).
+- Theorem 7: (eps_i, delta_i)-DP compose to about G_mu (x) f_{0, delta0}, mu = sqrt(sum eps_i^2).
+- NoisySGD: Cor. 4 (fixed-size sampling) and the Poisson formula of Su (2024) are approximations;
+  Lemma 4 + Cor. 5 give the rigorous Berry-Esseen band for fixed-size sampling.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate, special
+
+from gdpcli.core import gdp
+from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.normal import Phi, Phi_inv, phi
+from gdpcli.core.roots import bracketed_newton
+from gdpcli.errors import ComputationError
+
+Expectation = Callable[[Callable[[np.ndarray], np.ndarray]], tuple[float, float]]
+
+BERRY_ESSEEN_CONSTANT = 0.56
+_SQRT2 = math.sqrt(2.0)
+# Relative rounding slack for closed forms and float sums; rigorous figures are moved outward by it.
+_FLOAT_SLACK = 1e-14
+# Safety margins on a delta upper bound from the band (cover rounding in its closed form).
+_DELTA_MARGIN = 1e-12
+_DELTA_ABSOLUTE = 1e-15
+# Quadrature must reach this relative accuracy (estimated by QUADPACK) or a ComputationError is raised.
+_QUAD_RTOL = 1e-11
+_QUAD_MAX_REL_ERROR = 1e-8
+# QUADPACK's error estimate is not a bound: rigorous figures widen it by this factor.
+_QUAD_SAFETY = 100.0
+
+
+@dataclass(frozen=True)
+class Functionals:
+    """kl, kappa2, kappa3, kappa3bar and variance = kappa2 - kl^2 of one trade-off function (Sec. 3.2).
+
+    Fields are floats, or arrays for the vectorized closed forms. `rel_error` is their relative error:
+    0 for closed forms (exact up to rounding), QUADPACK's relative error estimate for numerical ones.
+    """
+
+    kl: ArrayLike
+    kappa2: ArrayLike
+    kappa3: ArrayLike
+    kappa3bar: ArrayLike
+    variance: ArrayLike
+    rel_error: float = 0.0
+
+
+@dataclass(frozen=True)
+class BerryEsseen:
+    """mu and gamma of Theorem 5, both rounded up so that the band built from them stays a lower bound.
+
+    The theorem needs gamma < 1/2 (`valid`); for gamma >= 1/2 the band is identically 0 and says nothing.
+    """
+
+    mu: float
+    gamma: float
+
+    @property
+    def valid(self) -> bool:
+        return self.gamma < 0.5
+
+
+def _arrays(*values: ArrayLike) -> list[np.ndarray]:
+    """The arguments as broadcast float arrays."""
+    return np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in values))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Functionals: closed forms
+
+
+def _normal_abs_third_moment(mean: ArrayLike, scale: ArrayLike) -> ArrayLike:
+    """E|mean + scale Z|^3 for Z ~ N(0, 1): s^3 ((u^3 + 3u)(2 Phi(u) - 1) + 2 phi(u)(u^2 + 2)), u = mean/s."""
+    u = mean / scale
+    return scale**3 * ((u**3 + 3.0 * u) * (1.0 - 2.0 * Phi(-u)) + 2.0 * phi(u) * (u * u + 2.0))
+
+
+def gaussian_functionals(mu: ArrayLike) -> Functionals:
+    """Functionals of G_mu (GDP paper Sec. 3.2), exact: the privacy loss under P is N(-mu^2/2, mu^2).
+
+    kl = mu^2/2, kappa2 = mu^2 + mu^4/4, variance = mu^2, kappa3bar = 2 sqrt(2/pi) mu^3 and
+    kappa3 = E|N(-mu^2/2, mu^2)|^3 (closed form of the absolute third moment of a normal).
+    """
+    mu = np.asarray(mu, dtype=float)
+    safe_mu = np.where(mu > 0, mu, 1.0)
+    kappa3 = np.where(mu > 0, _normal_abs_third_moment(-0.5 * safe_mu**2, safe_mu), 0.0)
+    return Functionals(
+        kl=as_output(0.5 * mu**2),
+        kappa2=as_output(mu**2 + 0.25 * mu**4),
+        kappa3=as_output(kappa3),
+        kappa3bar=as_output(2.0 * math.sqrt(2.0 / math.pi) * mu**3),
+        variance=as_output(mu**2),
+    )
+
+
+def pure_dp_functionals(epsilon: ArrayLike) -> Functionals:
+    """Functionals of f_{eps,0} (pure eps-DP, randomized response), exact (GDP paper Sec. 3.2-3.3).
+
+    The loss is -eps with probability e^eps/(1+e^eps) and +eps otherwise, so with t = tanh(eps/2):
+    kl = eps t, kappa2 = eps^2, kappa3 = eps^3, variance = eps^2 / cosh^2(eps/2) and
+    kappa3bar = eps^3 (1 - t^4) = eps^3 (1 + t^2) / cosh^2(eps/2).
+    """
+    epsilon = np.asarray(epsilon, dtype=float)
+    t = np.tanh(0.5 * epsilon)
+    sech2 = 1.0 / np.cosh(0.5 * epsilon) ** 2
+    return Functionals(
+        kl=as_output(epsilon * t),
+        kappa2=as_output(epsilon**2),
+        kappa3=as_output(epsilon**3),
+        kappa3bar=as_output(epsilon**3 * (1.0 + t * t) * sech2),
+        variance=as_output(epsilon**2 * sech2),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Functionals: quadrature
+
+
+def _quad(
+    integrand: Callable[[float], float], lo: float, hi: float, points: Sequence[float] = ()
+) -> tuple[float, float]:
+    """QUADPACK integral of a scalar integrand with its error estimate (points only on finite ranges)."""
+    kwargs = {"points": [x for x in points if lo < x < hi]} if np.isfinite(hi) and points else {}
+    value, error = integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=_QUAD_RTOL, limit=400, **kwargs)
+    return value, error
+
+
+def _from_moments(expect: Expectation) -> Functionals:
+    """The five functionals from expect(g) = (E g(L), error estimate) for the privacy loss L."""
+    kl, kl_err = expect(lambda x: x)
+    kl = max(-kl, 0.0)  # kl >= 0 mathematically (a KL divergence); clip rounding-level negatives
+    results = [
+        expect(np.square),
+        expect(lambda x: np.abs(x) ** 3),
+        expect(lambda x: np.abs(x + kl) ** 3),
+        expect(lambda x: np.square(x + kl)),
+    ]
+    values = [kl] + [value for value, _ in results]
+    errors = [kl_err] + [error for _, error in results]
+    rel_error = max(
+        (e / v if v > 0 else (0.0 if e == 0 else math.inf)) for v, e in zip(values, errors, strict=True)
+    )
+    if rel_error > _QUAD_MAX_REL_ERROR:
+        raise ComputationError(
+            f"quadrature of the CLT functionals did not converge (relative error {rel_error:.1e})",
+            "the trade-off function may be too irregular; try --method pld",
+        )
+    kappa2, kappa3, kappa3bar, variance = values[1:]
+    return Functionals(*(float(v) for v in (kl, kappa2, kappa3, kappa3bar, variance, rel_error)))
+
+
+def tradeoff_functionals(
+    log_abs_slope: Callable[[np.ndarray], np.ndarray], breakpoints: Sequence[float] = ()
+) -> Functionals:
+    """Functionals of a symmetric trade-off function f by quadrature over alpha in [0, 1] (Sec. 3.2).
+
+    `log_abs_slope(alpha)` must return log|f'(alpha)|: passing the logarithm (rather than f') keeps full
+    precision for nearly private f, whose slope is -1 + tiny. `breakpoints` are kinks or jumps of f' in
+    (0, 1), e.g. the ends of linear pieces. Numerical: `rel_error` is QUADPACK's error estimate.
+    """
+
+    def expect(g: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+        return _quad(lambda alpha: float(g(log_abs_slope(alpha))), 0.0, 1.0, breakpoints)
+
+    return _from_moments(expect)
+
+
+def laplace_functionals(epsilon: float) -> Functionals:
+    """Functionals of T(Lap(0, 1), Lap(eps, 1)), the Laplace mechanism with sens/b = eps.
+
+    Under P = Lap(0, 1) the loss |x| - |x - eps| is -eps with probability 1/2, +eps with probability
+    e^-eps / 2, and 2x - eps for x in (0, eps), i.e. density e^{-(l + eps)/2} / 4 on (-eps, eps).
+    The atoms are summed exactly and the continuous part integrated (kl = eps - 1 + e^-eps in closed form
+    serves as a check in the tests). Numerical: `rel_error` is QUADPACK's error estimate.
+    """
+
+    def expect(g: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+        atoms = 0.5 * float(g(-epsilon)) + 0.5 * math.exp(-epsilon) * float(g(epsilon))
+        value, error = _quad(
+            lambda loss: float(g(loss)) * 0.25 * math.exp(-0.5 * (loss + epsilon)), -epsilon, epsilon, [0.0]
+        )
+        return atoms + value, error
+
+    return _from_moments(expect)
+
+
+def _log_subsampled_ratio(x: np.ndarray, sampling_rate: float, mu: float) -> np.ndarray:
+    """Z(x) = log(p e^{mu x - mu^2/2} + 1 - p) of GDP paper Lemma 4, overflow-free."""
+    exponent = mu * x - 0.5 * mu * mu
+    small = np.log1p(sampling_rate * np.expm1(np.minimum(exponent, 30.0)))
+    large = np.logaddexp(np.log(sampling_rate) + exponent, np.log1p(-sampling_rate))
+    return np.where(exponent < 30.0, small, large)
+
+
+def subsampled_gaussian_functionals(sampling_rate: float, mu: float) -> Functionals:
+    """Functionals of C_p(G_mu), the p-subsampled mu-GDP mechanism (GDP paper Lemma 4).
+
+    C_p(G_mu) has three pieces (eq. 13): f_p = p G_mu + (1 - p) Id on [0, x*] with x* = Phi(-mu/2), where
+    log|f'| = Z(t) at alpha = Phi(-t), t >= mu/2; its inverse, where log|f'| = -Z(t) with weight
+    (1 - p) phi(t) + p phi(t - mu); and a segment of slope -1 (log|f'| = 0) of length
+    (1 - p)(Phi(mu/2) - Phi(-mu/2)). Lemma 4 omits that segment; it adds kl^3 (1 - p)(2 Phi(mu/2) - 1) to
+    kappa3bar, which is included here. Numerical: `rel_error` is QUADPACK's error estimate.
+    """
+    if sampling_rate == 0.0 or mu == 0.0:
+        return gaussian_functionals(0.0)
+    if sampling_rate == 1.0:
+        return gaussian_functionals(mu)
+    start = 0.5 * mu
+    segment = (1.0 - sampling_rate) * (Phi(start) - Phi(-start))
+
+    def expect(g: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+        def integrand(t: float) -> float:
+            z = _log_subsampled_ratio(t, sampling_rate, mu)
+            weight_inverse = (1.0 - sampling_rate) * phi(t) + sampling_rate * phi(t - mu)
+            return float(g(z) * phi(t) + g(-z) * weight_inverse)
+
+        value, error = _quad(integrand, start, math.inf)
+        return value + segment * float(g(0.0)), error
+
+    return _from_moments(expect)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Theorems 5, 6, 7
+
+
+def _totals(functionals: Sequence[Functionals], times: Sequence[int] | None, *names: str) -> list[float]:
+    """sum_i times_i * field_i for each named field, summed exactly (math.fsum)."""
+    counts = [1] * len(functionals) if times is None else list(times)
+    return [
+        math.fsum(
+            x
+            for f, count in zip(functionals, counts, strict=True)
+            for x in np.ravel(count * np.asarray(getattr(f, name), dtype=float)).tolist()
+        )
+        for name in names
+    ]
+
+
+def berry_esseen(functionals: Sequence[Functionals], times: Sequence[int] | None = None) -> BerryEsseen:
+    """Theorem 5 of the GDP paper for f_1 (x) ... (x) f_n (symmetric f_i, kappa3(f_i) < infinity).
+
+        mu = 2 ||kl||_1 / sqrt(||kappa2||_1 - ||kl||_2^2),  gamma = 0.56 ||kappa3bar||_1 / (...)^(3/2),
+
+    with ||kappa2||_1 - ||kl||_2^2 = sum variance. `times[i]` repeats f_i (self-composition). Each
+    functional is moved outward by 100 times its estimated relative error (plus float slack) so that mu
+    and gamma are upper bounds and the band max(0, G_mu(alpha + gamma) - gamma) a lower bound on the
+    composition: rigorous for closed-form functionals, up to QUADPACK's error estimate for numerical ones.
+    """
+    slack = _QUAD_SAFETY * max((f.rel_error for f in functionals), default=0.0) + _FLOAT_SLACK
+    kl, variance, kappa3bar = _totals(functionals, times, "kl", "variance", "kappa3bar")
+    if variance == 0.0 and kl == 0.0:
+        return BerryEsseen(0.0, 0.0)
+    variance_low = variance * (1.0 - slack)
+    if not variance_low > 0.0:
+        raise ComputationError("the privacy-loss variance underflows", "Theorem 5 does not apply")
+    mu = 2.0 * kl * (1.0 + slack) / math.sqrt(variance_low)
+    gamma = BERRY_ESSEEN_CONSTANT * kappa3bar * (1.0 + slack) / variance_low**1.5
+    return BerryEsseen(float(mu * (1.0 + _FLOAT_SLACK)), float(gamma * (1.0 + _FLOAT_SLACK)))
+
+
+def limit_mu(functionals: Sequence[Functionals], times: Sequence[int] | None = None) -> float:
+    """Theorem 6 of the GDP paper: the composition tends to G_{2K/s}, K = sum kl, s^2 = sum kappa2.
+
+    An approximation at finite n (the limit statement gives no error bound; Theorem 5 does).
+    """
+    kl, kappa2 = _totals(functionals, times, "kl", "kappa2")
+    return 2.0 * kl / math.sqrt(kappa2) if kappa2 > 0 else 0.0
+
+
+def dp_composition(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[float, float]:
+    """Theorem 7 of the GDP paper: (eps_i, delta_i)-DP mechanisms compose to about G_mu (x) f_{0, delta0}.
+
+    mu = sqrt(sum eps_i^2) is the CLT approximation of the eps part f_{eps_1,0} (x) ... (x) f_{eps_n,0};
+    the delta part is exact at finite n, delta0 = 1 - prod(1 - delta_i) (eq. 11), which is no smaller
+    than the limit 1 - exp(-sum delta_i) of the theorem.
+    """
+    epsilons, deltas = _arrays(epsilons, deltas)
+    delta0 = -math.expm1(math.fsum(np.log1p(-deltas).ravel().tolist()))
+    return gdp.compose(epsilons), delta0
+
+
+def _with_uniform(delta_f: ArrayLike, delta0: ArrayLike) -> ArrayLike:
+    """delta(eps) of f (x) f_{0, delta0} from delta_f(eps) of f: delta0 + (1 - delta0) delta_f (eq. 12)."""
+    return delta0 + (1.0 - delta0) * delta_f
+
+
+def _without_uniform(delta: ArrayLike, delta0: ArrayLike) -> ArrayLike:
+    """The delta_f that f itself must reach for f (x) f_{0, delta0} to reach delta (inverse of eq. 12)."""
+    return (delta - delta0) / (1.0 - delta0)
+
+
+def uniform_delta(epsilon: ArrayLike, mu: ArrayLike, delta0: ArrayLike = 0.0) -> ArrayLike:
+    """delta(eps) of G_mu (x) f_{0, delta0}, the Theorem 7 approximation (eq. 12 with Cor. 1)."""
+    return as_output(np.asarray(_with_uniform(gdp.delta(epsilon, mu), delta0)))
+
+
+def uniform_epsilon(delta: ArrayLike, mu: ArrayLike, delta0: ArrayLike = 0.0) -> ArrayLike:
+    """The smallest eps >= 0 with delta(eps) of G_mu (x) f_{0, delta0} <= delta; inf if delta <= delta0."""
+    delta, mu, delta0 = _arrays(delta, mu, delta0)
+    reachable = delta > delta0
+    target = np.where(reachable, _without_uniform(delta, delta0), 0.5)
+    return as_output(np.where(reachable, gdp.epsilon(target, mu), np.inf))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Berry-Esseen band and its (eps, delta) conversions
+
+
+def band_tradeoff(alpha: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: ArrayLike = 0.0) -> ArrayLike:
+    """Rigorous lower bound on the composed trade-off function: (1 - delta0) b(alpha / (1 - delta0)).
+
+    b(a) = max(0, G_mu(a + gamma) - gamma) is Theorem 5 / Cor. 5 of the GDP paper, with G_mu = 0 beyond 1.
+    The factor for delta0 > 0 tensors the band with f_{0, delta0} (eq. 12), which keeps it a lower bound
+    because (x) is monotone; the (eps_i, delta_i) lists of Sec. 3.3 use it.
+    """
+    alpha, mu, gamma, delta0 = _arrays(alpha, mu, gamma, delta0)
+    shifted = np.minimum(alpha / (1.0 - delta0) + gamma, 1.0)
+    return as_output((1.0 - delta0) * np.maximum(gdp.tradeoff(shifted, mu) - gamma, 0.0))
+
+
+def band_delta(epsilon: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: ArrayLike = 0.0) -> ArrayLike:
+    """Rigorous upper bound on delta(eps) of the composition: the convex conjugate of the band.
+
+    With u = alpha + gamma, sup_alpha 1 - e^eps alpha - b(alpha) = gamma (1 + e^eps) + max of the concave
+    1 - e^eps u - G_mu(u) over u in [gamma, G_mu(gamma)] (where b > 0; beyond it b = 0 and the objective
+    only decreases). The unconstrained maximiser is u* = Phi(-eps/mu - mu/2) with value delta_mu(eps)
+    (GDP paper Cor. 1), so, clipping u*, the conjugate is exactly
+        u* in range:      gamma (1 + e^eps) + delta_mu(eps)
+        u* < gamma:       1 - b(0) = gamma + Phi(Phi^-1(gamma) + mu)    (its floor for large eps)
+        u* > G_mu(gamma): 1 - e^eps (G_mu(gamma) - gamma)
+    and 1 when b = 0 everywhere. It is raised by a relative 1e-12 (plus 1e-15 in the last case, whose
+    form cancels) for rounding, and capped at 1.
+    """
+    epsilon, mu, gamma, delta0 = _arrays(epsilon, mu, gamma, delta0)
+    upper = gdp.tradeoff(np.minimum(gamma, 1.0), mu)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u_star = np.where(mu > 0, Phi(-epsilon / mu - 0.5 * mu), np.where(epsilon > 0, 0.0, 1.0))
+        growth = np.exp(epsilon)
+        interior = np.where(gamma > 0, gamma * (1.0 + growth), 0.0) + gdp.delta(epsilon, mu)
+        left = u_star > upper
+        delta_band = np.select(
+            [upper <= gamma, u_star < gamma, left],
+            [1.0, gamma + Phi(Phi_inv(np.minimum(gamma, 1.0)) + mu), 1.0 - growth * (upper - gamma)],
+            interior,
+        )
+    # 1 - growth (upper - gamma) >= gamma carries an absolute rounding error of a few 1e-16
+    bound = _with_uniform(delta_band, delta0) * (1.0 + _DELTA_MARGIN) + np.where(left, _DELTA_ABSOLUTE, 0.0)
+    return as_output(np.minimum(bound, 1.0))
+
+
+def band_epsilon(delta: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: ArrayLike = 0.0) -> ArrayLike:
+    """Rigorous upper bound on eps(delta) of the composition: the smallest eps >= 0 with band_delta <= delta.
+
+    band_delta is non-increasing in eps with floor delta0 + (1 - delta0)(1 + gamma - G_mu(gamma)) reached at
+    eps_c = mu (Phi^-1(1 - gamma) - mu/2); below the floor no finite eps is certified and inf is returned
+    (the band is vacuous there). Safeguarded Newton on [0, eps_c] with slope -e^eps (u* - gamma), then the
+    root is nudged up by ulps until band_delta(eps) <= delta holds in floating point. For gamma = 0 (the
+    band is G_mu) the bracket is mu (mu/2 - Phi^-1(delta')) as in gdp.epsilon, delta' the target of G_mu.
+    """
+    delta, mu, gamma, delta0 = _arrays(delta, mu, gamma, delta0)
+    floor = band_delta(np.inf, mu, gamma, delta0)
+    at_zero = band_delta(0.0, mu, gamma, delta0)
+    solve = (delta >= floor) & (at_zero > delta)
+    safe_mu = np.where(solve, mu, 1.0)
+    safe_gamma = np.where(solve, gamma, 0.1)
+    gaussian_target = np.clip(_without_uniform(delta / (1.0 + _DELTA_MARGIN), delta0), 1e-300, 1.0)
+    hi = np.where(
+        safe_gamma > 0,
+        safe_mu * (Phi_inv(1.0 - safe_gamma) - 0.5 * safe_mu),
+        safe_mu * (0.5 * safe_mu - Phi_inv(gaussian_target)),
+    )
+    hi = np.where(solve, np.maximum(hi, 0.0), 1.0)
+
+    def gap(eps: np.ndarray) -> np.ndarray:
+        return np.where(solve, band_delta(eps, safe_mu, safe_gamma, delta0) - delta, -eps - 1.0)
+
+    def slope(eps: np.ndarray) -> np.ndarray:
+        u_star = Phi(-eps / safe_mu - 0.5 * safe_mu)
+        return -(1.0 - delta0) * np.exp(eps) * np.maximum(u_star - safe_gamma, 0.0)
+
+    eps = bracketed_newton(gap, slope, np.zeros_like(hi), hi)
+    for _ in range(8):
+        eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
+    eps = np.where(delta < floor, np.inf, np.where(at_zero <= delta, 0.0, eps))
+    return as_output(eps)
+
+
+# ---------------------------------------------------------------------------------------------------
+# NoisySGD (GDP paper Sec. 5)
+
+
+def _chi2_plus_gaussian(mu: ArrayLike) -> ArrayLike:
+    """chi^2_+(G_mu) = e^{mu^2} Phi(3mu/2) + 3 Phi(-mu/2) - 2 (GDP paper Lemma 3), cancellation-free form:
+
+    expm1(mu^2) Phi(3mu/2) + (erf(3mu/(2 sqrt 2)) - 3 erf(mu/(2 sqrt 2))) / 2.
+    """
+    mu = np.asarray(mu, dtype=float)
+    half_erf_difference = 0.5 * (special.erf(1.5 * mu / _SQRT2) - 3.0 * special.erf(0.5 * mu / _SQRT2))
+    return np.expm1(mu * mu) * Phi(1.5 * mu) + half_erf_difference
+
+
+def sgd_mu_fixed(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: ArrayLike) -> ArrayLike:
+    """Cor. 4 of the GDP paper (fixed-size batches, p = m/n): NoisySGD is asymptotically mu-GDP with
+
+        mu = sqrt(2) p sqrt(T) sqrt(e^{sigma^-2} Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2).
+
+    An approximation (a limit as p sqrt(T) -> c); for MNIST it is below the exact Theorem 10 value.
+    """
+    p, steps, sigma = _arrays(sampling_rate, steps, noise_multiplier)
+    return as_output(math.sqrt(2.0) * p * np.sqrt(steps * _chi2_plus_gaussian(1.0 / sigma)))
+
+
+def sgd_mu_poisson(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: ArrayLike) -> ArrayLike:
+    """Poisson-sampled DP-SGD is approximately mu-GDP, mu = p sqrt(T (e^{1/sigma^2} - 1)).
+
+    Su, "A Statistical Viewpoint on Differential Privacy" (2024), Sec. on DP-SGD (Bu et al. 2020): a CLT
+    approximation with no rigorous direction.
+    """
+    p, steps, sigma = _arrays(sampling_rate, steps, noise_multiplier)
+    return as_output(p * np.sqrt(steps * np.expm1(1.0 / sigma**2)))
+
+
+def sgd_berry_esseen(sampling_rate: float, steps: int, noise_multiplier: float) -> BerryEsseen:
+    """Cor. 5 of the GDP paper: NoisySGD with fixed-size batches is max(0, G_mu~(alpha + gamma) - gamma)-DP.
+
+    mu~ = 2 sqrt(T) kl / sqrt(kappa2 - kl^2), gamma = 0.56 kappa3bar / (sqrt(T) (kappa2 - kl^2)^(3/2)),
+    the functionals of C_p(G_{1/sigma}) from Lemma 4 (per step). The band is rigorous, but for DP-SGD it is
+    usually vacuous at small delta: band_delta >= 2 gamma for every eps.
+    """
+    functionals = subsampled_gaussian_functionals(sampling_rate, 1.0 / noise_multiplier)
+    return berry_esseen([functionals], [steps])
+
+
+__all__ = [
+    "BERRY_ESSEEN_CONSTANT",
+    "BerryEsseen",
+    "Functionals",
+    "band_delta",
+    "band_epsilon",
+    "band_tradeoff",
+    "berry_esseen",
+    "dp_composition",
+    "gaussian_functionals",
+    "laplace_functionals",
+    "limit_mu",
+    "pure_dp_functionals",
+    "sgd_berry_esseen",
+    "sgd_mu_fixed",
+    "sgd_mu_poisson",
+    "subsampled_gaussian_functionals",
+    "tradeoff_functionals",
+    "uniform_delta",
+    "uniform_epsilon",
+]

@@ -1,0 +1,370 @@
+"""Tests of the PLD accountant (gdpcli.core.pld).
+
+Expected numbers come from the reference file, from closed forms computed here (exact GDP composition,
+pure-DP composition by the binomial formula) or from dp-accounting; never from the code under test.
+The dominating pairs are built here from closed-form privacy profiles.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from gdpcli.core import gdp, pld
+from gdpcli.errors import ComputationError
+
+REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
+
+
+# ---------------------------------------------------------------- closed-form dominating pairs
+
+
+def _extend_symmetric(positive, epsilon):
+    """delta for all real eps of a pair whose reverse has the same profile.
+
+    delta(-t) = 1 - e^-t + e^-t delta(t).
+    """
+    epsilon = np.asarray(epsilon, dtype=float)
+    t = np.abs(epsilon)
+    return np.where(epsilon >= 0, positive(t), -np.expm1(-t) + np.exp(-t) * positive(t))
+
+
+def gaussian(mu: float) -> pld.DominatingPair:
+    return pld.DominatingPair(lambda e: np.asarray(gdp.delta(e, mu)))
+
+
+def laplace(eps0: float) -> pld.DominatingPair:
+    """Laplace with eps0 = sens / b: delta(eps) = 1 - exp((eps - eps0) / 2) on [0, eps0], 0 above."""
+
+    def positive(t):
+        return np.where(t <= eps0, -np.expm1((np.minimum(t, eps0) - eps0) / 2), 0.0)
+
+    return pld.DominatingPair(lambda e: _extend_symmetric(positive, e))
+
+
+def approx_dp(eps0: float, delta0: float) -> pld.DominatingPair:
+    """The tight (eps0, delta0)-DP pair: delta0 + (1 - delta0) (e^eps0 - e^eps)_+ / (1 + e^eps0)."""
+
+    def positive(t):
+        gap = np.maximum(0.0, np.exp(eps0) - np.exp(np.minimum(t, 700.0)))
+        return delta0 + (1 - delta0) * gap / (1 + np.exp(eps0))
+
+    return pld.DominatingPair(lambda e: _extend_symmetric(positive, e))
+
+
+def poisson_gaussian(mu: float, p: float) -> pld.DominatingPair:
+    """Poisson-subsampled Gaussian: remove (P, Q) = ((1-p) N(0,1) + p N(mu,1), N(0,1)), add = (Q, P)."""
+
+    def remove(e):
+        e = np.asarray(e, dtype=float)
+        active = np.exp(e) > 1 - p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = np.where(active, np.log1p(np.expm1(e) / p), 0.0)
+        return np.where(active, p * gdp.delta(inner, mu), -np.expm1(e))
+
+    def add(e):
+        e = np.asarray(e, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            weight = -np.expm1(e + np.log1p(-p))
+            active = weight > 0
+            inner = np.where(active, e + np.log(p) - np.log(np.where(active, weight, 1.0)), 0.0)
+        return np.where(active, weight * gdp.delta(inner, mu), 0.0)
+
+    return pld.DominatingPair(remove, add)
+
+
+def _hockey_stick(p_pdf, q_pdf, epsilon: float) -> float:
+    """H_{e^eps}(P || Q) = int (p - e^eps q)_+, trapezoid rule on [-40, 40], step 4e-5 (error < 1e-9)."""
+    x = np.linspace(-40.0, 40.0, 2_000_001)
+    return float(integrate.trapezoid(np.maximum(p_pdf(x) - np.exp(epsilon) * q_pdf(x), 0.0), x))
+
+
+MU, RATE = 1.3, 0.2
+SUBSAMPLED = poisson_gaussian(MU, RATE)
+
+
+@pytest.mark.parametrize("epsilon", [-1.0, -0.1, 0.0, 0.05, 0.3, 1.0, 2.5])
+def test_poisson_profiles_match_quadrature(epsilon: float) -> None:
+    mixture = lambda x: (1 - RATE) * stats.norm.pdf(x) + RATE * stats.norm.pdf(x, MU)  # noqa: E731
+    assert float(SUBSAMPLED.remove(epsilon)) == pytest.approx(
+        _hockey_stick(mixture, stats.norm.pdf, epsilon), abs=1e-9
+    )
+    assert float(SUBSAMPLED.add(epsilon)) == pytest.approx(
+        _hockey_stick(stats.norm.pdf, mixture, epsilon), abs=1e-9
+    )
+
+
+@pytest.mark.parametrize("epsilon", [-2.0, -0.3, 0.0, 0.2, 0.5, 1.0])
+def test_laplace_profile_matches_quadrature(epsilon: float) -> None:
+    b = 2.0  # eps0 = 1 / b = 0.5
+    p_pdf, q_pdf = (lambda x: stats.laplace.pdf(x, 0, b)), (lambda x: stats.laplace.pdf(x, 1, b))
+    assert float(laplace(0.5).remove(epsilon)) == pytest.approx(
+        _hockey_stick(p_pdf, q_pdf, epsilon), abs=1e-8
+    )
+
+
+@pytest.mark.parametrize("epsilon", [-2.0, -0.5, -0.1, 0.0, 0.3, 0.5, 2.0, np.inf])
+def test_approx_dp_profile_is_the_tight_pair(epsilon: float) -> None:
+    """The (eps0, delta0) pair: P = (delta0, (1-delta0) e^eps0/(1+e^eps0), (1-delta0)/(1+e^eps0), 0).
+
+    Q is P reversed.
+    """
+    eps0, delta0 = 0.5, 1e-2
+    p = np.array(
+        [delta0, (1 - delta0) * np.exp(eps0) / (1 + np.exp(eps0)), (1 - delta0) / (1 + np.exp(eps0)), 0]
+    )
+    q = p[::-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        direct = np.sum(np.maximum(p - np.exp(epsilon) * q, 0.0)) if np.isfinite(epsilon) else delta0
+    assert float(approx_dp(eps0, delta0).remove(epsilon)) == pytest.approx(direct, abs=1e-15)
+
+
+# ---------------------------------------------------------------- discretization brackets the profile
+
+PAIRS = {
+    "gaussian": (gaussian(0.7), gaussian(0.7).remove),
+    "laplace": (laplace(0.5), laplace(0.5).remove),
+    "approx_dp": (approx_dp(0.5, 1e-3), approx_dp(0.5, 1e-3).remove),
+    "poisson_remove": (SUBSAMPLED, SUBSAMPLED.remove),
+    "poisson_add": (pld.DominatingPair(SUBSAMPLED.add, SUBSAMPLED.remove), SUBSAMPLED.add),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@settings(max_examples=10, deadline=None)
+@given(interval=st.floats(1e-3, 0.2))
+def test_discretizations_bracket_the_profile(name: str, interval: float) -> None:
+    pair, profile = PAIRS[name]
+    support = pld.loss_range(pair.remove, pair.add or pair.remove, 1e-12)
+    upper = pld.discretize(profile, interval, pessimistic=True, loss_range=support)
+    lower = pld.discretize(profile, interval, pessimistic=False, loss_range=support)
+    epsilon = np.linspace(-4.0, 6.0, 4001)
+    true = profile(epsilon)
+    assert np.all(upper.delta(epsilon) >= true - 1e-13)
+    assert np.all(lower.delta(epsilon) <= true + 1e-13)
+    for discrete in (upper, lower):
+        assert np.all(discrete.masses >= 0)
+        assert discrete.masses.sum() + discrete.infinity_mass <= 1 + 1e-9
+
+
+def test_discretization_error_is_second_order() -> None:
+    """Halving D cuts the sup error of both bounds by about 4 (Gaussian mu = 0.5)."""
+    profile = gaussian(0.5).remove
+    support = pld.loss_range(profile, profile, 1e-14)
+    epsilon = np.linspace(-2, 3, 20001)
+    errors = []
+    for interval in (0.02, 0.01):
+        upper = pld.discretize(profile, interval, pessimistic=True, loss_range=support)
+        lower = pld.discretize(profile, interval, pessimistic=False, loss_range=support)
+        errors.append(
+            [np.max(upper.delta(epsilon) - profile(epsilon)), np.max(profile(epsilon) - lower.delta(epsilon))]
+        )
+    ratios = np.array(errors[0]) / np.array(errors[1])
+    assert np.all((ratios > 3.0) & (ratios < 5.0))
+
+
+# ---------------------------------------------------------------- DiscretePLD queries
+
+
+def _random_pld(seed: int) -> pld.DiscretePLD:
+    rng = np.random.default_rng(seed)
+    masses = rng.random(50) ** 3
+    masses *= 0.999 / masses.sum()
+    return pld.DiscretePLD(-20, 0.05, masses, 0.001)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), epsilon=st.floats(-3, 3))
+def test_delta_is_the_sum_over_masses_and_epsilon_inverts_it(seed: int, epsilon: float) -> None:
+    discrete = _random_pld(seed)
+    direct = np.sum(discrete.masses * np.maximum(0, 1 - np.exp(epsilon - discrete.losses))) + 0.001
+    assert discrete.delta(epsilon) == pytest.approx(direct, rel=1e-12)
+    assert discrete.delta(np.array([epsilon, epsilon]))[1] == discrete.delta(epsilon)
+    if 0.001 < direct < 1.0 - 1e-9:
+        assert discrete.epsilon(direct) == pytest.approx(epsilon, rel=1e-9, abs=1e-9)
+
+
+def test_epsilon_edges() -> None:
+    discrete = _random_pld(1)
+    assert discrete.epsilon(0.0005) == np.inf
+    assert discrete.epsilon(1.0) == -np.inf
+
+
+# ---------------------------------------------------------------- composition
+
+
+def test_self_compose_matches_a_list_of_copies() -> None:
+    profile = gaussian(0.3).remove
+    base = pld.discretize(profile, 0.01, pessimistic=True, loss_range=(-3.0, 3.0))
+    squared = pld.self_compose(base, 7, pessimistic=True, tail=1e-15)
+    listed = pld.compose([base] * 7, pessimistic=True, tail=1e-15)
+    epsilon = np.linspace(0, 3, 31)
+    np.testing.assert_allclose(squared.delta(epsilon), listed.delta(epsilon), rtol=1e-9, atol=1e-13)
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_truncation_moves_mass_to_the_safe_side(pessimistic: bool) -> None:
+    profile = gaussian(1.0).remove
+    base = pld.discretize(profile, 0.01, pessimistic=pessimistic, loss_range=(-8.0, 8.0))
+    exact = pld.self_compose(base, 4, pessimistic=pessimistic, tail=0.0)
+    cut = pld.self_compose(base, 4, pessimistic=pessimistic, tail=1e-6)
+    assert cut.masses.size < exact.masses.size
+    epsilon = np.linspace(-2, 8, 101)
+    difference = cut.delta(epsilon) - exact.delta(epsilon)
+    assert np.all(difference >= -1e-13) if pessimistic else np.all(difference <= 1e-13)
+    assert np.max(np.abs(difference)) <= 4 * 3 * 1e-6
+
+
+# ---------------------------------------------------------------- the brief's must-hold cases
+
+
+def test_gaussian_sigma20_x1000() -> None:
+    exact = REFERENCE["asoodeh_gaussian_sigma20_delta1e-5"]["eps_T1000"]["eps_exact_gdp_T1000"]
+    assert gdp.epsilon(1e-5, np.sqrt(1000) / 20) == pytest.approx(exact, rel=1e-12)
+    bounds = pld.epsilon_bounds([(gaussian(1 / 20), 1000)], 1e-5)
+    assert bounds.lower <= 7.5112759 <= bounds.upper
+    assert bounds.lower <= exact <= bounds.upper
+    assert bounds.upper / bounds.lower <= 1.005
+
+
+def test_gaussian_delta_bounds_bracket_gdp() -> None:
+    mu_total = np.sqrt(50) * 0.2
+    bounds = pld.delta_bounds([(gaussian(0.2), 50)], 2.0)
+    exact = gdp.delta(2.0, mu_total)
+    assert bounds.lower <= exact <= bounds.upper
+    assert bounds.upper <= 1.005 * bounds.lower + 1e-15
+
+
+def _dp_accounting_heterogeneous(pessimistic: bool, interval: float) -> float:
+    """dp-accounting's PLD epsilon for the list; the (0.5, 1e-6) pair is grid-aligned, hence exact."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa
+
+    connect = pessimistic  # dp-accounting's connect-the-dots is pessimistic only
+    eps0, delta0, index = 0.5, 1e-6, round(0.5 / interval)
+    approx = dpa.PrivacyLossDistribution.create_from_rounded_probability(
+        {index: (1 - delta0) * np.exp(eps0) / (1 + np.exp(eps0)), -index: (1 - delta0) / (1 + np.exp(eps0))},
+        delta0,
+        interval,
+        pessimistic_estimate=pessimistic,
+    )
+    options = {"pessimistic_estimate": pessimistic, "value_discretization_interval": interval}
+    gaussian_pld = dpa.from_gaussian_mechanism(3.0, use_connect_dots=connect, **options)
+    laplace_pld = dpa.from_laplace_mechanism(2.0, use_connect_dots=connect, **options)
+    return gaussian_pld.compose(laplace_pld).compose(approx).get_epsilon_for_delta(1e-5)
+
+
+def test_heterogeneous_list_against_dp_accounting() -> None:
+    components = [(gaussian(1 / 3), 1), (laplace(0.5), 1), (approx_dp(0.5, 1e-6), 1)]
+    loose = pld.epsilon_bounds(components, 1e-5, accuracy=0.05)
+    tight = pld.epsilon_bounds(components, 1e-5, accuracy=0.002)
+    for bounds in (loose, tight):
+        assert bounds.lower <= bounds.upper
+    assert tight.upper - tight.lower < loose.upper - loose.lower
+    assert tight.upper <= 1.002 * tight.lower
+    reference_upper = _dp_accounting_heterogeneous(True, 1e-4)
+    reference_lower = _dp_accounting_heterogeneous(False, 1e-4)
+    assert reference_lower <= reference_upper
+    assert max(tight.lower, reference_lower) <= min(tight.upper, reference_upper)  # intervals overlap
+
+
+def test_mnist_poisson_dp_sgd() -> None:
+    mnist = REFERENCE["dp_sgd_mnist"]
+    rate = mnist["batch"] / mnist["n"]
+    start = time.perf_counter()
+    bounds = pld.epsilon_bounds(
+        [(poisson_gaussian(1 / mnist["sigma"], rate), mnist["steps"])], mnist["delta"]
+    )
+    print(f"MNIST Poisson DP-SGD: {bounds} in {time.perf_counter() - start:.2f} s")
+    assert 2.3715 <= bounds.upper <= 2.3920
+    assert bounds.lower <= 2.3818
+    assert bounds.lower <= mnist["pld_poisson_upper"]
+    assert bounds.upper >= mnist["prv_poisson_lower"]
+
+
+def _pure_dp_profile(eps0: float, k: int, epsilon: np.ndarray) -> np.ndarray:
+    """Exact delta of k-fold eps0-DP (randomized response): binomial sum over the losses eps0 (2 j - k)."""
+    p = np.exp(eps0) / (1 + np.exp(eps0))
+    j = np.arange(k + 1)
+    weights = np.array([comb(k, i) for i in j]) * p**j * (1 - p) ** (k - j)
+    losses = eps0 * (2 * j - k)
+    return np.sum(weights * np.maximum(0, 1 - np.exp(epsilon[..., None] - losses)), axis=-1), losses, weights
+
+
+def test_pure_dp_k_fold_brackets_the_exact_value() -> None:
+    entry = REFERENCE["pure_dp_exact_composition"][0]
+    eps0, k, delta = entry["eps0"], entry["k"], entry["delta"]
+    exact = float(entry["epsilon"])
+    assert float(_pure_dp_profile(eps0, k, np.array(exact))[0]) == pytest.approx(delta, rel=1e-12)
+    bounds = pld.epsilon_bounds([(approx_dp(eps0, 0.0), k)], delta)
+    assert bounds.lower <= exact <= bounds.upper
+    assert bounds.upper / bounds.lower <= 1.005
+
+
+def _pure_dp_tradeoff(eps0: float, k: int, alpha: np.ndarray) -> np.ndarray:
+    """Exact trade-off of k-fold eps0-DP: the max over the kinks x = e^loss of 1 - delta(x) - x alpha."""
+    _, losses, _ = _pure_dp_profile(eps0, k, np.array(0.0))
+    x = np.exp(losses)
+    delta_at_kinks = _pure_dp_profile(eps0, k, losses)[0]
+    values = 1 - delta_at_kinks[None, :] - x[None, :] * alpha[:, None]
+    return np.maximum(values.max(axis=1), 0.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(alpha=st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_tradeoff_bounds_bracket_pure_dp_composition(alpha: list[float]) -> None:
+    eps0, k = REFERENCE["pure_dp_exact_composition"][0]["eps0"], 10
+    alpha = np.sort(np.array(alpha))
+    lower, upper = pld.tradeoff_bounds([(approx_dp(eps0, 0.0), k)], alpha, accuracy=0.01)
+    exact = _pure_dp_tradeoff(eps0, k, alpha)
+    assert np.all(lower <= exact + 1e-12)
+    assert np.all(exact <= upper + 1e-12)
+    assert np.all(upper <= 1 - alpha + 1e-15)
+    assert np.all(np.diff(lower) <= 1e-12) and np.all(np.diff(upper) <= 1e-12)
+    assert np.all(upper - lower <= 0.01)
+
+
+def test_tradeoff_of_gaussian_composition_brackets_g_mu() -> None:
+    alpha = np.linspace(0, 1, 41)
+    lower, upper = pld.tradeoff_bounds([(gaussian(0.25), 16)], alpha)
+    exact = gdp.tradeoff(alpha, 1.0)
+    assert np.all(lower <= exact + 1e-12) and np.all(exact <= upper + 1e-12)
+
+
+def test_asymmetric_tradeoff_uses_the_worse_direction() -> None:
+    """Poisson subsampling: beta lies below both directions' trade-off functions (add/remove symmetrized)."""
+    alpha = np.linspace(0.0, 1.0, 21)
+    lower, upper = pld.tradeoff_bounds([(SUBSAMPLED, 3)], alpha, accuracy=0.01)
+    remove_only = pld.tradeoff_bounds([(pld.DominatingPair(SUBSAMPLED.remove), 3)], alpha, accuracy=0.01)
+    assert np.all(lower <= remove_only[1] + 1e-12)
+    assert np.all(lower <= upper)
+
+
+# ---------------------------------------------------------------- failure modes
+
+
+def test_memory_cap_raises_quickly() -> None:
+    start = time.perf_counter()
+    with pytest.raises(ComputationError, match="would need"):
+        pld.epsilon_bounds([(gaussian(0.05), 10**6)], 1e-5, accuracy=1e-9, max_points=2**22)
+    with pytest.raises(ComputationError, match="would need"):
+        pld.discretize(gaussian(1.0).remove, 1e-9, pessimistic=True, loss_range=(-10.0, 10.0))
+    assert time.perf_counter() - start < 60  # generous: the point is that nothing huge is allocated
+
+
+def test_round_off_floor_raises() -> None:
+    with pytest.raises(ComputationError, match="round-off"):
+        pld.epsilon_bounds([(gaussian(0.1), 1000)], 1e-14)
+
+
+def test_heavy_tail_raises() -> None:
+    never_small = pld.DominatingPair(lambda e: np.where(np.asarray(e) < 800, 0.5, 0.0))
+    with pytest.raises(ComputationError):
+        pld.epsilon_bounds([(never_small, 2)], 1e-5)
