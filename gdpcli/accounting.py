@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from gdpcli.core import gdp
 from gdpcli.errors import ComputationError
-from gdpcli.mechanisms import ApproxDP, Spec
+from gdpcli.mechanisms import ApproxDP, Mechanism, Renyi, Spec
 
 METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
 
@@ -27,6 +28,18 @@ class Figures:
     values: np.ndarray
     guarantee: str
     method: str
+
+
+class Accountant(Protocol):
+    """Answers the three questions for a fixed list of specs, each answer labelled."""
+
+    method: str
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]: ...
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]: ...
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]: ...
 
 
 class ExactGDP:
@@ -48,6 +61,123 @@ class ExactGDP:
 
     def mu(self) -> list[Figures]:
         return [Figures(np.asarray([self.mu_total]), "exact", self.method)]
+
+
+class ExactSingle:
+    """One mechanism with a closed-form trade-off f and profile (Laplace, (eps, delta)-DP): exact figures.
+
+    epsilon(delta) inverts the closed-form profile by bisection to the last ulp (rounded to the safe side).
+    """
+
+    method = "closed-form"
+
+    def __init__(self, mechanism: Mechanism) -> None:
+        self.mechanism = mechanism
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core.tradeoff import epsilon_from_profile
+
+        values = epsilon_from_profile(self.mechanism.profile, deltas)
+        return [Figures(np.asarray(values), "exact", self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return [Figures(np.asarray(self.mechanism.profile(epsilons)), "exact", self.method)]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), "exact", self.method)]
+
+
+class Binomial:
+    """k-fold composition of (eps0, delta_i)-DP with one eps0: exact.
+
+    The eps part is f_{eps0,0}^{(x)k} = T(B(k, 1/(1+e^eps0)), B(k, e^eps0/(1+e^eps0))) (Kairouz et al.,
+    quoted in GDP paper Sec. 3.3): losses (2j - k) eps0 with binomial P-masses; the delta part is
+    f_{0, 1 - prod(1 - delta_i)} (eq. 10-11), whose tensor product scales the P-masses by prod(1 - delta_i)
+    and puts the rest at infinite loss (eq. 12). The profile and its inverse are then exact sums.
+    """
+
+    method = "binomial"
+
+    def __init__(self, epsilon0: float, times: int, delta0: float) -> None:
+        from scipy.stats import binom
+
+        from gdpcli.core.pld import DiscretePLD
+
+        plus = np.exp(-np.logaddexp(0.0, -epsilon0))  # e^eps0 / (1 + e^eps0), the P-probability of +eps0
+        masses = np.zeros(2 * times + 1)
+        masses[::2] = (1.0 - delta0) * binom.pmf(np.arange(times + 1), times, plus)
+        self.pld = DiscretePLD(-times, epsilon0, masses, delta0)
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        values = np.maximum(np.asarray(self.pld.epsilon(deltas)), 0.0)
+        return [Figures(values, "exact", self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return [Figures(np.asarray(self.pld.delta(epsilons)), "exact", self.method)]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        from gdpcli.core.pld import tradeoff_of
+
+        return [Figures(np.asarray(tradeoff_of([self.pld], alphas)), "exact", self.method)]
+
+
+class NumericalPLD:
+    """The privacy-loss-distribution accountant (gdpcli.core.pld): rigorous upper and lower bounds."""
+
+    method = "pld"
+
+    def __init__(self, specs: Sequence[Spec], accuracy: float) -> None:
+        self.components = [(dominating_pair(spec), spec.times) for spec in specs]
+        self.accuracy = accuracy
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import pld
+
+        bounds = [pld.epsilon_bounds(self.components, float(d), accuracy=self.accuracy) for d in deltas]
+        return self._figures(bounds)
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        from gdpcli.core import pld
+
+        bounds = [pld.delta_bounds(self.components, float(e), accuracy=self.accuracy) for e in epsilons]
+        return self._figures(bounds)
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import pld
+
+        lower, upper = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
+        return [
+            Figures(np.atleast_1d(lower), "lower_bound", self.method),
+            Figures(np.atleast_1d(upper), "upper_bound", self.method),
+        ]
+
+    def _figures(self, bounds: list) -> list[Figures]:
+        upper = np.array([b.upper for b in bounds])
+        lower = np.array([b.lower for b in bounds])
+        return [Figures(upper, "upper_bound", self.method), Figures(lower, "lower_bound", self.method)]
+
+
+def dominating_pair(spec: Spec) -> object:
+    """One step of a spec as a dominating pair of privacy profiles for the PLD engine.
+
+    Poisson subsampling: remove and add directions differ (profiles of f_p and f_p^-1, GDP paper Sec. 4);
+    fixed-size sampling: the symmetric C_p(f) (Thm 10). Renyi specs have no profile.
+    """
+    from gdpcli.core import subsample
+    from gdpcli.core.pld import DominatingPair
+
+    mechanism = spec.mechanism
+    if isinstance(mechanism, Renyi):
+        raise ComputationError(f"{spec.text}: an RDP guarantee has no privacy profile", "use --method rdp")
+    profile = mechanism.profile
+    if spec.sampling_rate is None:
+        return DominatingPair(profile)
+    if spec.sampling == "fixed":
+        return DominatingPair(subsample.fixed_size_profile(profile, spec.sampling_rate))
+    return DominatingPair(
+        subsample.poisson_remove_profile(profile, spec.sampling_rate),
+        subsample.poisson_add_profile(profile, spec.sampling_rate),
+    )
 
 
 class PureDPToGDP:
@@ -73,30 +203,68 @@ def exact_gdp_mu(specs: Sequence[Spec]) -> float | None:
     return gdp.compose(np.asarray(mus, dtype=float))
 
 
-def exact_accountant(specs: Sequence[Spec]) -> ExactGDP | None:
+_BINOMIAL_MAX_TIMES = 10**6
+
+
+def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
     """The closed-form accountant for the list, or None when no closed form applies."""
     mu = exact_gdp_mu(specs)
-    return ExactGDP(mu) if mu is not None else None
+    if mu is not None:
+        return ExactGDP(mu)
+    if any(spec.sampling_rate is not None for spec in specs):
+        return None
+    mechanisms = [spec.mechanism for spec in specs]
+    if len(specs) == 1 and specs[0].times == 1 and not isinstance(mechanisms[0], Renyi):
+        return ExactSingle(mechanisms[0])
+    if all(isinstance(m, ApproxDP) for m in mechanisms):
+        epsilons = {m.epsilon for m in mechanisms}
+        times = sum(spec.times for spec in specs)
+        if len(epsilons) == 1 and min(epsilons) > 0 and times <= _BINOMIAL_MAX_TIMES:
+            return Binomial(epsilons.pop(), times, _uniform_delta(specs))
+    return None
 
 
-def select(specs: Sequence[Spec], method: str) -> list[ExactGDP]:
-    """The accountants that answer for `method` (one for a single method, several for `all`)."""
-    exact = exact_accountant(specs)
-    if method in ("auto", "exact", "all"):
-        if exact is not None:
-            return [exact]
-        if method == "exact":
-            raise ComputationError(
-                "no closed form for this list of mechanisms", "use --method pld for rigorous bounds"
-            )
-    raise ComputationError(f"method {method!r} is not available for these mechanisms yet")
+def _build(name: str, specs: Sequence[Spec], accuracy: float) -> Accountant:
+    """One accountant by method name; ComputationError when the method cannot handle the list."""
+    if name == "exact":
+        exact = exact_accountant(specs)
+        if exact is None:
+            raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+        return exact
+    if name == "pld":
+        return NumericalPLD(specs, accuracy)
+    if name == "clt":
+        return CentralLimit(specs)
+    if name == "berry-esseen":
+        return BerryEsseenBand(specs)
+    raise ComputationError(f"method {name!r} is not available")
+
+
+def select(
+    specs: Sequence[Spec], method: str, *, accuracy: float = 0.005
+) -> tuple[list[Accountant], list[str]]:
+    """The accountants that answer for `method`, and notes on the methods `all` had to skip.
+
+    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2).
+    """
+    if method == "auto":
+        return [exact_accountant(specs) or NumericalPLD(specs, accuracy)], []
+    if method != "all":
+        return [_build(method, specs, accuracy)], []
+    accountants, skipped = [], []
+    for name in ("exact", "pld", "clt", "berry-esseen", "rdp"):
+        try:
+            accountants.append(_build(name, specs, accuracy))
+        except ComputationError as error:
+            skipped.append(f"{name}: {error}")
+    return accountants, skipped
 
 
 def mu_accountant(specs: Sequence[Spec]) -> ExactGDP | PureDPToGDP:
     """Who can state a mu for the list; ComputationError explaining why not otherwise."""
-    exact = exact_accountant(specs)
-    if exact is not None:
-        return exact
+    mu = exact_gdp_mu(specs)
+    if mu is not None:
+        return ExactGDP(mu)
     if len(specs) == 1:
         spec = specs[0]
         mechanism = spec.mechanism
@@ -124,6 +292,138 @@ def group_spec(spec: Spec, group_size: int) -> Spec:
     raise ComputationError("group privacy is only implemented for GDP specs so far")
 
 
-def describe(accountant: object) -> dict[str, float]:
-    """Context columns for an accountant's rows: the exact mu when the result is GDP."""
-    return {"mu": accountant.mu_total} if isinstance(accountant, ExactGDP) else {}
+def describe(accountant: Accountant) -> dict[str, float]:
+    """Context columns for an accountant's rows: the mu behind GDP and CLT figures, gamma of the band."""
+    if isinstance(accountant, BerryEsseenBand):
+        return {"mu": accountant.mu_total, "gamma": accountant.theorem5.gamma}
+    if isinstance(accountant, (ExactGDP, CentralLimit)):
+        return {"mu": accountant.mu_total}
+    return {}
+
+
+def mu_figures(specs: Sequence[Spec], method: str) -> list[Figures]:
+    """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu.
+
+    A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
+    """
+    if method in ("auto", "exact"):
+        return mu_accountant(specs).mu()
+    if method == "clt":
+        return CentralLimit(specs).mu()
+    if method == "all":
+        figures: list[Figures] = []
+        for build in (mu_accountant, CentralLimit):
+            try:
+                figures += build(specs).mu()
+            except ComputationError:
+                continue
+        if figures:
+            return figures
+        return mu_accountant(specs).mu()
+    raise ComputationError(f"--to mu is not a {method} figure", "use --method exact, clt or all")
+
+
+def _functionals(spec: Spec) -> object:
+    """The CLT functionals (GDP paper Sec. 3.2) of one step of a spec, or ComputationError."""
+    from gdpcli.core import clt
+
+    mechanism = spec.mechanism
+    if spec.sampling_rate is not None:
+        if spec.sampling == "fixed" and mechanism.gdp_mu is not None:
+            return clt.subsampled_gaussian_functionals(spec.sampling_rate, mechanism.gdp_mu)
+        raise ComputationError(
+            f"{spec.text}: the CLT of Theorem 5 needs a symmetric trade-off function per step",
+            "Poisson subsampling is asymmetric; use --method pld (rigorous) or gdpcli sgd --method clt",
+        )
+    if mechanism.gdp_mu is not None:
+        return clt.gaussian_functionals(mechanism.gdp_mu)
+    if isinstance(mechanism, ApproxDP):
+        return clt.pure_dp_functionals(mechanism.epsilon)
+    if isinstance(mechanism, Renyi):
+        raise ComputationError(f"{spec.text}: an RDP guarantee has no trade-off function", "use --method rdp")
+    return clt.laplace_functionals(mechanism.epsilon)
+
+
+def _uniform_delta(specs: Sequence[Spec]) -> float:
+    """The delta part of the composition: 1 - prod (1 - delta_i)^{times_i} (GDP paper eq. 10-11)."""
+    survive = 1.0
+    for spec in specs:
+        if isinstance(spec.mechanism, ApproxDP) and spec.sampling_rate is None:
+            survive *= (1.0 - spec.mechanism.delta) ** spec.times
+    return 1.0 - survive
+
+
+class CentralLimit:
+    """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation.
+
+    The composed trade-off is approximated by G_mu (x) f_{0,delta0}; no rigorous direction.
+    """
+
+    method = "clt"
+
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        from gdpcli.core import clt
+
+        self.theorem5 = clt.berry_esseen([_functionals(s) for s in specs], [s.times for s in specs])
+        self.delta0 = _uniform_delta(specs)
+        self.mu_total = self.theorem5.mu
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        return [
+            Figures(
+                np.asarray(clt.uniform_epsilon(deltas, self.mu_total, self.delta0)),
+                "approximation",
+                self.method,
+            )
+        ]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        return [
+            Figures(
+                np.asarray(clt.uniform_delta(epsilons, self.mu_total, self.delta0)),
+                "approximation",
+                self.method,
+            )
+        ]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        beta = clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0)
+        return [Figures(np.asarray(beta), "approximation", self.method)]
+
+    def mu(self) -> list[Figures]:
+        return [Figures(np.asarray([self.mu_total]), "approximation", self.method)]
+
+
+class BerryEsseenBand(CentralLimit):
+    """The Berry-Esseen band of Theorem 5, max(0, G_mu(alpha + gamma) - gamma): a rigorous lower bound on
+    the composed trade-off, hence rigorous upper bounds on delta(eps) and eps(delta). Vacuous when
+    gamma >= 1/2 or when the requested delta is below the band's floor (then eps = inf)."""
+
+    method = "berry-esseen"
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        values = clt.band_epsilon(deltas, self.mu_total, self.theorem5.gamma, self.delta0)
+        return [Figures(np.asarray(values), "upper_bound", self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        values = clt.band_delta(epsilons, self.mu_total, self.theorem5.gamma, self.delta0)
+        return [Figures(np.asarray(values), "upper_bound", self.method)]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        from gdpcli.core import clt
+
+        values = clt.band_tradeoff(alphas, self.mu_total, self.theorem5.gamma, self.delta0)
+        return [Figures(np.asarray(values), "lower_bound", self.method)]
+
+    def mu(self) -> list[Figures]:
+        raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")

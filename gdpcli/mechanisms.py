@@ -17,8 +17,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from gdpcli.core.gdp import ArrayLike
 
 KIND_KEYS: dict[str, tuple[str, ...]] = {
     "gdp": ("mu",),
@@ -36,8 +40,34 @@ SPEC_HELP = (
 )
 
 
+class _Symmetric:
+    """A mechanism with a closed-form symmetric trade-off function and privacy profile."""
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        """beta = f(alpha), the mechanism's trade-off function."""
+        raise NotImplementedError
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) for all real eps (GDP paper Prop. 6)."""
+        raise NotImplementedError
+
+
+class _GaussianLike(_Symmetric):
+    gdp_mu: float
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core import gdp
+
+        return gdp.tradeoff(alpha, self.gdp_mu)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core import gdp
+
+        return gdp.delta(epsilon, self.gdp_mu)
+
+
 @dataclass(frozen=True)
-class GDP:
+class GDP(_GaussianLike):
     """A mu-GDP guarantee (GDP paper Def. 2)."""
 
     mu: float
@@ -48,7 +78,7 @@ class GDP:
 
 
 @dataclass(frozen=True)
-class Gaussian:
+class Gaussian(_GaussianLike):
     """The Gaussian mechanism with noise sigma and sensitivity sens: exactly (sens/sigma)-GDP (Thm 1)."""
 
     sigma: float
@@ -60,38 +90,49 @@ class Gaussian:
 
 
 @dataclass(frozen=True)
-class Laplace:
-    """The Laplace mechanism Lap(b) with sensitivity sens; eps0 = sens / b."""
+class Laplace(_Symmetric):
+    """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
 
     epsilon: float
+    gdp_mu = None
 
-    @property
-    def gdp_mu(self) -> None:
-        return None
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import laplace_tradeoff
+
+        return laplace_tradeoff(alpha, self.epsilon)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import laplace_profile
+
+        return laplace_profile(epsilon, self.epsilon)
 
 
 @dataclass(frozen=True)
-class ApproxDP:
+class ApproxDP(_Symmetric):
     """An (eps, delta)-DP guarantee, i.e. f_{eps,delta}-DP (GDP paper eq. 4); delta = 0 is pure DP."""
 
     epsilon: float
     delta: float = 0.0
+    gdp_mu = None
 
-    @property
-    def gdp_mu(self) -> None:
-        return None
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import eps_delta_tradeoff
+
+        return eps_delta_tradeoff(alpha, self.epsilon, self.delta)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import eps_delta_profile
+
+        return eps_delta_profile(epsilon, self.epsilon, self.delta)
 
 
 @dataclass(frozen=True)
 class Renyi:
-    """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017)."""
+    """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017). No single trade-off function."""
 
     orders: tuple[float, ...]
     epsilons: tuple[float, ...]
-
-    @property
-    def gdp_mu(self) -> None:
-        return None
+    gdp_mu = None
 
 
 Mechanism = GDP | Gaussian | Laplace | ApproxDP | Renyi

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from gdpcli import __version__
-from gdpcli.cli import convert
+from gdpcli.cli import calibrate, compose, convert, gdpt, sgd, subsample
 from gdpcli.errors import GdpcliError
 
 app = typer.Typer(
@@ -45,6 +45,11 @@ def root(
 
 
 app.command(name="convert", epilog=convert.EPILOG)(convert.command)
+app.command(name="compose", epilog=compose.EPILOG)(compose.command)
+app.command(name="subsample", epilog=subsample.EPILOG)(subsample.command)
+app.command(name="sgd", epilog=sgd.EPILOG)(sgd.command)
+app.add_typer(calibrate.app, name="calibrate")
+app.command(name="gdpt-identify", epilog=gdpt.EPILOG)(gdpt.command)
 
 
 def _fail(message: str, code: int) -> int:

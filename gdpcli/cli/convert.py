@@ -49,7 +49,7 @@ def command(
     context = {"group": group} if group else {}
     rows = []
     if deltas or epsilons or alphas:
-        accountants = accounting.select(specs, "auto")
+        accountants, _ = accounting.select(specs, "auto")
         rows += queries.answer(
             accountants,
             deltas=deltas,

@@ -147,3 +147,18 @@ def probability(value: float | None, option: str) -> float | None:
 def echo_inputs(**inputs: Any) -> dict[str, Any]:
     """The inputs block of the JSON output, without the options the user left out."""
     return {key: value for key, value in inputs.items() if value is not None}
+
+
+def require_budget_query(
+    max_epsilon: float | None,
+    deltas: list[float] | None,
+    max_delta: float | None,
+    epsilons: list[float] | None,
+) -> None:
+    """--max-epsilon checks epsilon at --delta; --max-delta checks delta at --epsilon."""
+    positive(max_epsilon, "--max-epsilon")
+    probability(max_delta, "--max-delta")
+    if max_epsilon is not None and not deltas:
+        raise InputError("--max-epsilon needs --delta", "the budget is checked on epsilon at that delta")
+    if max_delta is not None and not epsilons:
+        raise InputError("--max-delta needs --epsilon", "the budget is checked on delta at that epsilon")

@@ -24,11 +24,11 @@ def figure_rows(
         for query, answer in zip(values, np.atleast_1d(figure.values), strict=True):
             rows.append(
                 {
-                    **(context or {}),
                     key: float(query),
                     answer_key: float(answer),
                     "guarantee": figure.guarantee,
                     "method": figure.method,
+                    **(context or {}),
                 }
             )
     return rows
@@ -66,3 +66,34 @@ def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
         }
         for f in figures
     ]
+
+
+RIGOROUS_ABOVE = ("exact", "upper_bound")
+
+
+def check_budget(rows: list[Row], *, max_epsilon: float | None, max_delta: float | None) -> None:
+    """Exit 3 (BudgetExceeded) when the rigorous figure exceeds the budget.
+
+    For each queried delta (or epsilon), the certified figure is the smallest rigorous upper bound among
+    the methods that ran; approximations never count. With no rigorous figure the check cannot pass.
+    """
+    from gdpcli.errors import BudgetExceeded, ComputationError
+
+    for limit, query, figure, name in (
+        (max_epsilon, "delta", "epsilon", "--max-epsilon"),
+        (max_delta, "epsilon", "delta", "--max-delta"),
+    ):
+        if limit is None:
+            continue
+        by_query: dict[float, float] = {}
+        for row in rows:
+            if query in row and figure in row and row.get("guarantee") in RIGOROUS_ABOVE:
+                by_query[row[query]] = min(by_query.get(row[query], float("inf")), row[figure])
+        if not by_query:
+            raise ComputationError(
+                f"{name}: no rigorous {figure} was computed",
+                "approximations never pass a budget check; use a rigorous method",
+            )
+        worst = max(by_query.values())
+        if worst > limit:
+            raise BudgetExceeded(f"{figure} {worst:.6g} exceeds {name} {limit:g}")

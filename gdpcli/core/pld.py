@@ -612,7 +612,7 @@ def _profile_points(plds: Sequence[DiscretePLD]) -> tuple[np.ndarray, np.ndarray
     return x, y
 
 
-def _conjugate(plds: Sequence[DiscretePLD], alpha: np.ndarray) -> np.ndarray:
+def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray) -> np.ndarray:
     """beta(alpha) = max(0, sup_x (1 - max_i delta_i(x) - x alpha)), exact for these piecewise profiles.
 
     The supremum of a concave piecewise-linear function sits at the kink where its slope crosses
@@ -645,8 +645,8 @@ def tradeoff_bounds(
     result: dict[str, np.ndarray] = {}
 
     def measure(composed: _Composed) -> tuple[float, float]:
-        result["lower"] = _conjugate(composed.upper, flat)
-        result["upper"] = np.minimum(_conjugate(composed.lower, flat), 1.0 - flat)
+        result["lower"] = tradeoff_of(composed.upper, flat)
+        result["upper"] = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
         return float(np.max(result["upper"] - result["lower"])), 0.0
 
     _refine(components, measure, 0.0, accuracy, max_points, initial_interval(components, accuracy))

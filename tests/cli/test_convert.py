@@ -43,7 +43,7 @@ def test_profile_table_csv(gdpcli) -> None:
     assert [float(r["epsilon"]) for r in rows] == [float(i) for i in range(11)]
     expected = {1.0: "0.1269367375066439458", 0.0: None}
     assert float(rows[1]["delta"]) == pytest.approx(float(expected[1.0]), rel=1e-12)
-    assert outcome.stdout.splitlines()[0] == "mu,epsilon,delta,guarantee,method"
+    assert outcome.stdout.splitlines()[0] == "epsilon,delta,guarantee,method,mu"
 
 
 def test_tradeoff(gdpcli) -> None:
@@ -97,7 +97,7 @@ def test_table_format(gdpcli) -> None:
 
 def test_default_format_is_csv_when_piped(gdpcli) -> None:
     outcome = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5")
-    assert outcome.stdout.startswith("mu,delta,epsilon,guarantee,method\n")
+    assert outcome.stdout.startswith("delta,epsilon,guarantee,method,mu\n")
 
 
 @pytest.mark.parametrize(
@@ -165,7 +165,7 @@ def test_real_subprocess_and_python_m() -> None:
         text=True,
     )
     assert completed.returncode == 0
-    assert completed.stdout.splitlines()[1].split(",")[2] == repr(4.377178095681225)
+    assert completed.stdout.splitlines()[1].split(",")[1] == repr(4.377178095681225)
     bad = subprocess.run(
         [sys.executable, "-m", "gdpcli", "convert", "gdp:mu=-1", "--delta", "1e-5"],
         capture_output=True,

@@ -1,0 +1,83 @@
+"""`gdpcli compose SPEC [SPEC ...]`: the privacy of running several mechanisms on the same data."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gdpcli.cli import options
+from gdpcli.errors import InputError
+
+EPILOG = """\b
+Examples:
+  gdpcli compose gdp:mu=0.3 gdp:mu=0.4 --to mu                  exact: 0.5-GDP
+  gdpcli compose dp:eps=0.31622776601683794x10 --delta 1e-3    exact binomial composition
+  gdpcli compose gaussian:sigma=3 laplace:b=2 dp:eps=0.5,delta=1e-6 --delta 1e-5
+                                                    rigorous upper and lower bounds (PLD)
+  gdpcli compose gaussian:sigma=20x1000 --delta 1e-5 --method all   every method side by side
+  gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3  CI check: exit 3 if exceeded
+"""
+
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="auto (exact if a closed form exists, else pld) | exact | pld | clt | berry-esseen | rdp | all.",
+    ),
+]
+
+
+def command(
+    specs: Annotated[
+        list[str], typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1.")
+    ],
+    delta: options.DeltaOption = None,
+    epsilon: options.EpsilonOption = None,
+    alpha: options.AlphaOption = None,
+    to: options.ToOption = None,
+    method: MethodOption = "auto",
+    accuracy: options.AccuracyOption = 0.005,
+    max_epsilon: options.MaxEpsilonOption = None,
+    max_delta: options.MaxDeltaOption = None,
+    fmt: options.FormatOption = None,
+) -> None:
+    """Compose mechanisms: exact where a closed form exists, rigorous bounds (PLD) otherwise."""
+    from gdpcli import accounting
+    from gdpcli.cli import output, queries
+    from gdpcli.mechanisms import parse_spec
+
+    options.choice(fmt, "--format", output.FORMATS)
+    options.choice(to, "--to", ("mu",))
+    options.choice(method, "--method", accounting.METHODS)
+    options.positive(accuracy, "--accuracy")
+    parsed = [parse_spec(text) for text in specs]
+    deltas = options.deltas(delta) if delta is not None else None
+    epsilons = options.epsilons(epsilon) if epsilon is not None else None
+    alphas = options.alphas(alpha) if alpha is not None else None
+    options.require_budget_query(max_epsilon, deltas, max_delta, epsilons)
+    if not (deltas or epsilons or alphas or to):
+        raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
+    rows: list[dict] = []
+    notes: list[str] = []
+    if deltas or epsilons or alphas:
+        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy)
+        notes += [f"skipped {note}" for note in skipped]
+        rows += queries.answer(
+            accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
+        )
+    if to == "mu":
+        rows += queries.mu_rows(accounting.mu_figures(parsed, method))
+    inputs = options.echo_inputs(
+        specs=specs,
+        delta=deltas,
+        epsilon=epsilons,
+        alpha=alphas,
+        to=to,
+        method=method,
+        accuracy=accuracy,
+        max_epsilon=max_epsilon,
+        max_delta=max_delta,
+    )
+    output.emit(output.Result("compose", inputs, rows, "gdpcli compose " + " ".join(specs), notes), fmt)
+    queries.check_budget(rows, max_epsilon=max_epsilon, max_delta=max_delta)
