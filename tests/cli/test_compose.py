@@ -1,0 +1,163 @@
+"""`gdpcli compose` end to end: issue 3's must-holds, methods, budgets and errors."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+EPS0 = "0.31622776601683794"  # 1/sqrt(10)
+
+
+def rows(outcome) -> list[dict]:
+    assert outcome.code == 0, outcome.stderr
+    return outcome.json()["rows"]
+
+
+def by_guarantee(result: list[dict], key: str = "epsilon") -> dict[str, float]:
+    return {row["guarantee"]: row[key] for row in result}
+
+
+def test_gdp_composition_is_exact(gdpcli) -> None:
+    [row] = rows(gdpcli("compose", "gdp:mu=0.3", "gdp:mu=0.4", "--to", "mu", "-f", "json"))
+    assert row["mu"] == pytest.approx(0.5, rel=1e-15)
+    assert (row["guarantee"], row["method"]) == ("exact", "gdp")
+
+
+def test_pure_dp_binomial_exact(gdpcli, reference) -> None:
+    [row] = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "-f", "json"))
+    expected = float(reference["pure_dp_exact_composition"][0]["epsilon"])
+    assert row["epsilon"] == pytest.approx(expected, rel=1e-6)
+    assert row["epsilon"] == pytest.approx(2.8896727393598, rel=1e-6)
+    assert row["guarantee"] == "exact"
+
+
+def test_clt_mu_of_pure_dp(gdpcli) -> None:
+    [row] = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--method", "clt", "--to", "mu", "-f", "json"))
+    expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))  # Theorem 5's mu for this list
+    assert row["mu"] == pytest.approx(float(expected), rel=1e-10)
+    assert row["guarantee"] == "approximation"
+
+
+def test_composition_close_to_g1(gdpcli) -> None:
+    """GDP paper Thm 8 discussion: f_{eps,0}^{(x)10} with eps = 1/sqrt(10) is within 0.013 of G_1."""
+    result = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--alpha", "0:1:2001", "-f", "json"))
+    alpha = np.array([r["alpha"] for r in result])
+    beta = np.array([r["beta"] for r in result])
+    g1 = np.array([float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - 1)) if 0 < a < 1 else 1 - a
+                   for a in alpha])  # G_1(a) = Phi(Phi^-1(1 - a) - 1), mpmath
+    assert np.max(np.abs(beta - g1)) < 0.013
+    assert np.max(np.abs(beta - g1)) > 0.005  # the curves are not identical: the test can fail
+
+
+def test_heterogeneous_bounds_bracket_and_tighten(gdpcli) -> None:
+    specs = ("gaussian:sigma=3", "laplace:b=2", "dp:eps=0.5,delta=1e-6")
+    coarse = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.05", "-f", "json")))
+    fine = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.001", "-f", "json")))
+    assert coarse["upper_bound"] >= coarse["lower_bound"]
+    assert fine["upper_bound"] >= fine["lower_bound"]
+    assert fine["upper_bound"] - fine["lower_bound"] < coarse["upper_bound"] - coarse["lower_bound"]
+    assert fine["upper_bound"] <= coarse["upper_bound"] and fine["lower_bound"] >= coarse["lower_bound"]
+    oracle = _oracle_epsilon(1e-5)
+    assert fine["lower_bound"] <= oracle["upper"] and oracle["lower"] <= fine["upper_bound"]
+    assert fine["lower_bound"] <= oracle["dp_accounting_upper"]
+
+
+def _oracle_epsilon(delta: float) -> dict[str, float]:
+    """Independent oracles for Gaussian(sigma 3) + Laplace(b 2) + (0.5, 1e-6)-DP: prv-accountant's
+    [lower, upper] interval and dp-accounting's pessimistic PLD (an upper bound)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from prv_accountant import PRVAccountant
+    from prv_accountant import privacy_random_variables as prv
+
+    mechanisms = [prv.GaussianMechanism(noise_multiplier=3.0), prv.LaplaceMechanism(mu=0.5),
+                  prv.ApproximateDPMechanism(epsilon=0.5, delta=1e-6)]
+    accountant = PRVAccountant(prvs=mechanisms, max_self_compositions=[1, 1, 1], eps_error=1e-3,
+                               delta_error=1e-10)
+    lower, _, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=[1, 1, 1])
+    composed = pld.from_gaussian_mechanism(3.0, value_discretization_interval=1e-4)
+    composed = composed.compose(pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4))
+    composed = composed.compose(pld.from_privacy_parameters(pld.common.DifferentialPrivacyParameters(0.5, 1e-6)))
+    return {"lower": lower, "upper": upper, "dp_accounting_upper": composed.get_epsilon_for_delta(delta)}
+
+
+def test_pld_brackets_exact_gdp(gdpcli, reference) -> None:
+    result = rows(gdpcli("compose", "gaussian:sigma=20x1000", "--delta", "1e-5", "--method", "pld", "-f", "json"))
+    bounds = by_guarantee(result)
+    exact = reference["asoodeh_gaussian_sigma20_delta1e-5"]["eps_T1000"]["eps_exact_gdp_T1000"]
+    assert bounds["lower_bound"] <= exact <= bounds["upper_bound"]
+    assert exact == pytest.approx(7.5112759, rel=1e-7)
+    assert bounds["upper_bound"] / bounds["lower_bound"] <= 1.005
+
+
+def test_method_all_labels_each_method(gdpcli) -> None:
+    result = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "all", "-f", "json"))
+    labels = {(r["method"], r["guarantee"]) for r in result}
+    assert {("binomial", "exact"), ("pld", "upper_bound"), ("pld", "lower_bound"), ("clt", "approximation"),
+            ("berry-esseen", "upper_bound")} <= labels
+    exact = next(r["epsilon"] for r in result if r["method"] == "binomial")
+    for r in result:
+        if r["guarantee"] == "upper_bound":
+            assert float(r["epsilon"]) >= exact * (1 - 1e-12)
+        if r["guarantee"] == "lower_bound":
+            assert r["epsilon"] <= exact * (1 + 1e-12)
+
+
+def test_delta_and_alpha_queries_are_bracketed(gdpcli) -> None:
+    result = rows(gdpcli("compose", "laplace:b=1x5", "--epsilon", "2", "--alpha", "0.1", "-f", "json"))
+    deltas = {r["guarantee"]: r["delta"] for r in result if "delta" in r}
+    betas = {r["guarantee"]: r["beta"] for r in result if "beta" in r}
+    assert 0 < deltas["lower_bound"] <= deltas["upper_bound"] < 1
+    assert 0 < betas["lower_bound"] <= betas["upper_bound"] <= 0.9
+
+
+def test_budget_exit_codes(gdpcli) -> None:
+    over = gdpcli("compose", "gaussian:sigma=5x100", "--delta", "1e-5", "--max-epsilon", "3", "-f", "csv")
+    assert over.code == 3
+    assert over.stdout.count("\n") == 2  # the figures are still printed
+    assert over.stderr.startswith("gdpcli: error: epsilon") and "--max-epsilon 3" in over.stderr
+    assert gdpcli("compose", "gaussian:sigma=5x100", "--delta", "1e-5", "--max-epsilon", "11").code == 0
+    # pld: the rigorous upper bound is what is checked
+    mixed = ("gaussian:sigma=3", "laplace:b=2")
+    assert gdpcli("compose", *mixed, "--epsilon", "1", "--max-delta", "0.9").code == 0
+    assert gdpcli("compose", *mixed, "--epsilon", "1", "--max-delta", "1e-9").code == 3
+
+
+def test_budget_needs_rigorous_figure(gdpcli) -> None:
+    outcome = gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "clt", "--max-epsilon", "3")
+    assert outcome.code == 1
+    assert "approximations never pass a budget check" in outcome.stderr
+
+
+def test_to_mu_refused_when_not_gdp(gdpcli) -> None:
+    outcome = gdpcli("compose", "laplace:b=1", "gaussian:sigma=1", "--to", "mu")
+    assert outcome.code == 1
+    assert "not exactly GDP" in outcome.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compose",),
+        ("compose", "gdp:mu=1"),
+        ("compose", "gdp:mu=1", "--delta", "1e-5", "--method", "magic"),
+        ("compose", "gdp:mu=1", "--delta", "1e-5", "--accuracy", "0"),
+        ("compose", "gdp:mu=1", "--delta", "1e-5", "--accuracy", "nan"),
+        ("compose", "gdp:mu=1", "--max-epsilon", "1"),
+        ("compose", "gdp:mu=1", "--epsilon", "1", "--max-delta", "2"),
+        ("compose", "gdp:mu=1", "gdp:mu=-2", "--delta", "1e-5"),
+    ],
+)
+def test_bad_input(gdpcli, args: tuple[str, ...]) -> None:
+    outcome = gdpcli(*args)
+    assert outcome.code == 2, outcome.stderr
+    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
+
+
+def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:
+    tiny = gdpcli("compose", "gaussian:sigma=3", "laplace:b=2", "--delta", "1e-300")
+    assert tiny.code == 1 and "gdpcli: error:" in tiny.stderr and "Traceback" not in tiny.stderr
+    assert math.isfinite(float(rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5",
+                                            "-f", "json"))[0]["epsilon"]))
