@@ -282,14 +282,57 @@ def mu_accountant(specs: Sequence[Spec]) -> ExactGDP | PureDPToGDP:
     )
 
 
-def group_spec(spec: Spec, group_size: int) -> Spec:
-    """The guarantee for groups of k individuals (GDP paper Thm 3); for GDP simply (k mu)-GDP."""
-    from gdpcli.mechanisms import GDP
+class GroupTradeoff:
+    """Group privacy of one f-DP mechanism: 1 - (1 - f)^{o k} (GDP paper Thm 3).
 
+    beta is exact (the closed-form f iterated pointwise); delta(eps) and eps(delta) come from the
+    conjugate of the group trade-off on a fine grid, as rigorous upper and lower bounds.
+    """
+
+    method = "group"
+
+    def __init__(self, mechanism: Mechanism, group_size: int) -> None:
+        from gdpcli.core.tradeoff import alpha_grid, grid_from_tradeoff
+
+        self.mechanism, self.group_size = mechanism, group_size
+        self.grid = grid_from_tradeoff(self._tradeoff, alpha_grid(20001))
+
+    def _tradeoff(self, alpha: np.ndarray) -> np.ndarray:
+        from gdpcli.core.tradeoff import group_tradeoff
+
+        return np.asarray(group_tradeoff(self.mechanism.tradeoff, alpha, self.group_size))
+
+    def _profile(self, upper: bool) -> object:
+        from gdpcli.core.tradeoff import profile_from_grid
+
+        return lambda epsilon: profile_from_grid(self.grid, epsilon, upper=upper)
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        return [Figures(self._tradeoff(alphas), "exact", self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return [
+            Figures(np.asarray(self._profile(upper)(epsilons)), label, self.method)
+            for upper, label in ((True, "upper_bound"), (False, "lower_bound"))
+        ]
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core.tradeoff import epsilon_from_profile
+
+        return [
+            Figures(np.asarray(epsilon_from_profile(self._profile(upper), deltas)), label, self.method)
+            for upper, label in ((True, "upper_bound"), (False, "lower_bound"))
+        ]
+
+
+def group_accountant(spec: Spec, group_size: int) -> Accountant:
+    """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, else GroupTradeoff."""
     mu = spec.exact_mu
     if mu is not None:
-        return Spec(GDP(gdp.group_mu(mu, group_size)), 1, None, None, f"group {group_size} of {spec.text}")
-    raise ComputationError("group privacy is only implemented for GDP specs so far")
+        return ExactGDP(gdp.group_mu(mu, group_size))
+    if spec.times != 1 or spec.sampling_rate is not None or isinstance(spec.mechanism, Renyi):
+        raise ComputationError("group privacy needs a single closed-form mechanism (no times, p or rdp)")
+    return GroupTradeoff(spec.mechanism, group_size)
 
 
 def describe(accountant: Accountant) -> dict[str, float]:

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gdpcli.cli import options
-from gdpcli.errors import InputError
+from gdpcli.errors import ComputationError, InputError
 
 EPILOG = """\b
 Examples:
@@ -45,11 +45,13 @@ def command(
         raise InputError(f"--group: {group} is out of range", "allowed: 1 <= K <= 1000000")
     if not (deltas or epsilons or alphas or to):
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
-    specs = [accounting.group_spec(parsed, group)] if group else [parsed]
     context = {"group": group} if group else {}
-    rows = []
+    rows: list[dict] = []
     if deltas or epsilons or alphas:
-        accountants, _ = accounting.select(specs, "auto")
+        if group:
+            accountants = [accounting.group_accountant(parsed, group)]
+        else:
+            accountants, _ = accounting.select([parsed], "auto")
         rows += queries.answer(
             accountants,
             deltas=deltas,
@@ -58,6 +60,9 @@ def command(
             context=lambda acc: {**context, **accounting.describe(acc)},
         )
     if to == "mu":
-        rows += queries.mu_rows(accounting.mu_accountant(specs).mu(), context)
+        source = accounting.group_accountant(parsed, group) if group else accounting.mu_accountant([parsed])
+        if not hasattr(source, "mu"):
+            raise ComputationError("group privacy of a non-GDP mechanism has no exact mu")
+        rows += queries.mu_rows(source.mu(), context)
     inputs = options.echo_inputs(spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group)
     output.emit(output.Result("convert", inputs, rows, title=f"gdpcli convert {spec}"), fmt)

@@ -46,16 +46,24 @@ def test_composition_close_to_g1(gdpcli) -> None:
     result = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--alpha", "0:1:2001", "-f", "json"))
     alpha = np.array([r["alpha"] for r in result])
     beta = np.array([r["beta"] for r in result])
-    g1 = np.array([float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - 1)) if 0 < a < 1 else 1 - a
-                   for a in alpha])  # G_1(a) = Phi(Phi^-1(1 - a) - 1), mpmath
+    g1 = np.array(
+        [
+            float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - 1)) if 0 < a < 1 else 1 - a
+            for a in alpha
+        ]
+    )  # G_1(a) = Phi(Phi^-1(1 - a) - 1), mpmath
     assert np.max(np.abs(beta - g1)) < 0.013
     assert np.max(np.abs(beta - g1)) > 0.005  # the curves are not identical: the test can fail
 
 
 def test_heterogeneous_bounds_bracket_and_tighten(gdpcli) -> None:
     specs = ("gaussian:sigma=3", "laplace:b=2", "dp:eps=0.5,delta=1e-6")
-    coarse = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.05", "-f", "json")))
-    fine = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.001", "-f", "json")))
+    coarse = by_guarantee(
+        rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.05", "-f", "json"))
+    )
+    fine = by_guarantee(
+        rows(gdpcli("compose", *specs, "--delta", "1e-5", "--accuracy", "0.001", "-f", "json"))
+    )
     assert coarse["upper_bound"] >= coarse["lower_bound"]
     assert fine["upper_bound"] >= fine["lower_bound"]
     assert fine["upper_bound"] - fine["lower_bound"] < coarse["upper_bound"] - coarse["lower_bound"]
@@ -72,19 +80,27 @@ def _oracle_epsilon(delta: float) -> dict[str, float]:
     from prv_accountant import PRVAccountant
     from prv_accountant import privacy_random_variables as prv
 
-    mechanisms = [prv.GaussianMechanism(noise_multiplier=3.0), prv.LaplaceMechanism(mu=0.5),
-                  prv.ApproximateDPMechanism(epsilon=0.5, delta=1e-6)]
-    accountant = PRVAccountant(prvs=mechanisms, max_self_compositions=[1, 1, 1], eps_error=1e-3,
-                               delta_error=1e-10)
+    mechanisms = [
+        prv.GaussianMechanism(noise_multiplier=3.0),
+        prv.LaplaceMechanism(mu=0.5),
+        prv.ApproximateDPMechanism(epsilon=0.5, delta=1e-6),
+    ]
+    accountant = PRVAccountant(
+        prvs=mechanisms, max_self_compositions=[1, 1, 1], eps_error=1e-3, delta_error=1e-10
+    )
     lower, _, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=[1, 1, 1])
     composed = pld.from_gaussian_mechanism(3.0, value_discretization_interval=1e-4)
     composed = composed.compose(pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4))
-    composed = composed.compose(pld.from_privacy_parameters(pld.common.DifferentialPrivacyParameters(0.5, 1e-6)))
+    composed = composed.compose(
+        pld.from_privacy_parameters(pld.common.DifferentialPrivacyParameters(0.5, 1e-6))
+    )
     return {"lower": lower, "upper": upper, "dp_accounting_upper": composed.get_epsilon_for_delta(delta)}
 
 
 def test_pld_brackets_exact_gdp(gdpcli, reference) -> None:
-    result = rows(gdpcli("compose", "gaussian:sigma=20x1000", "--delta", "1e-5", "--method", "pld", "-f", "json"))
+    result = rows(
+        gdpcli("compose", "gaussian:sigma=20x1000", "--delta", "1e-5", "--method", "pld", "-f", "json")
+    )
     bounds = by_guarantee(result)
     exact = reference["asoodeh_gaussian_sigma20_delta1e-5"]["eps_T1000"]["eps_exact_gdp_T1000"]
     assert bounds["lower_bound"] <= exact <= bounds["upper_bound"]
@@ -95,8 +111,13 @@ def test_pld_brackets_exact_gdp(gdpcli, reference) -> None:
 def test_method_all_labels_each_method(gdpcli) -> None:
     result = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "all", "-f", "json"))
     labels = {(r["method"], r["guarantee"]) for r in result}
-    assert {("binomial", "exact"), ("pld", "upper_bound"), ("pld", "lower_bound"), ("clt", "approximation"),
-            ("berry-esseen", "upper_bound")} <= labels
+    assert {
+        ("binomial", "exact"),
+        ("pld", "upper_bound"),
+        ("pld", "lower_bound"),
+        ("clt", "approximation"),
+        ("berry-esseen", "upper_bound"),
+    } <= labels
     exact = next(r["epsilon"] for r in result if r["method"] == "binomial")
     for r in result:
         if r["guarantee"] == "upper_bound":
@@ -126,7 +147,9 @@ def test_budget_exit_codes(gdpcli) -> None:
 
 
 def test_budget_needs_rigorous_figure(gdpcli) -> None:
-    outcome = gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "clt", "--max-epsilon", "3")
+    outcome = gdpcli(
+        "compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "clt", "--max-epsilon", "3"
+    )
     assert outcome.code == 1
     assert "approximations never pass a budget check" in outcome.stderr
 
@@ -159,5 +182,8 @@ def test_bad_input(gdpcli, args: tuple[str, ...]) -> None:
 def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:
     tiny = gdpcli("compose", "gaussian:sigma=3", "laplace:b=2", "--delta", "1e-300")
     assert tiny.code == 1 and "gdpcli: error:" in tiny.stderr and "Traceback" not in tiny.stderr
-    assert math.isfinite(float(rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5",
-                                            "-f", "json"))[0]["epsilon"]))
+    assert math.isfinite(
+        float(
+            rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5", "-f", "json"))[0]["epsilon"]
+        )
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import io
 import subprocess
 import sys
@@ -172,3 +173,20 @@ def test_real_subprocess_and_python_m() -> None:
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_group_of_laplace_brackets_the_closed_form(gdpcli) -> None:
+    """Two Laplace(b=1) neighbours apart = Laplace with eps0 = 2: delta(1) = 1 - e^{(1 - 2)/2} exactly."""
+    document = gdpcli(
+        "convert", "laplace:b=1", "--group", "2", "--epsilon", "1", "--alpha", "0.3", "-f", "json"
+    )
+    assert document.code == 0, document.stderr
+    rows = document.json()["rows"]
+    bounds = {r["guarantee"]: r["delta"] for r in rows if "delta" in r}
+    exact = 1 - math.exp(-0.5)
+    assert bounds["lower_bound"] <= exact <= bounds["upper_bound"]
+    assert bounds["upper_bound"] - bounds["lower_bound"] < 1e-3
+    [beta] = [r for r in rows if "beta" in r]
+    # Laplace trade-off at eps0 = 2, alpha = 0.3 in the middle piece: e^{-2} / (4 alpha)
+    assert beta["beta"] == pytest.approx(math.exp(-2) / 1.2, rel=1e-12)
+    assert beta["guarantee"] == "exact"
