@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
-import math
 import io
+import math
 import subprocess
 import sys
 
