@@ -1,12 +1,177 @@
-"""Placeholder: being written (registered in app.py so the CLI imports)."""
+"""`gdpcli gdpt-identify INPUT`: is a mechanism GDP, and for which mu (the GDP transformation, GDPT paper).
+
+INPUT is a mechanism spec, a built-in of the GDPT paper (family:..., icea:...) or a privacy-profile CSV
+(a path, or - for stdin). The row states the verdict (Thm 4.3), the tail limit (Thm 4.4), a certified
+interval [mu_lower, mu_upper] for sup G over the head [0, eps_head] (Thm 4.5/4.6, Algorithm 3) and the
+residual delta_{mu_upper}(eps_head) beyond it (Sec. 4.2).
+"""
 
 from __future__ import annotations
 
-EPILOG = ""
+import math
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gdpcli.cli import options
+from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from gdpcli.core.gdpt import GdptResult
+
+EPILOG = """\b
+Examples:
+  gdpcli gdpt-identify dp:eps=1                     1-DP is GDP: mu = 1.2320 (GDPT Thm 5.1)
+  gdpcli gdpt-identify gaussian:sigma=1,p=0.01x100 --eps-head 2   subsampled: rigorous PLD bounds
+  gdpcli gdpt-identify family:A=2,B=1,sigma=2 --refine   the paper's noise family, refined (App. B)
+  gdpcli gdpt-identify icea:m=20,n=4 --refine       not GDP: the tail limit is infinite
+  gdpcli convert gdp:mu=1 --epsilon 0:40:4001 -f csv | gdpcli gdpt-identify -
+                                                    a sampled profile from stdin
+  gdpcli gdpt-identify laplace:b=1 --table -f csv   the staircase bounds on G(eps), for plotting
+"""
+
+TABLE_ROWS = 1000
+
+InputArgument = Annotated[
+    str,
+    typer.Argument(
+        help="A spec (gdp:mu=1, dp:eps=1, laplace:b=1, ...), a built-in (family:A=2,B=1,sigma=2 or "
+        "icea:m=20,n=4), or a CSV with columns epsilon,delta: a path, or - for stdin.",
+        metavar="INPUT",
+    ),
+]
+PrecisionOption = Annotated[
+    float | None,
+    typer.Option("--precision", help="Width of the certified mu interval, in (0, 1] (default 1e-3)."),
+]
+EpsHeadOption = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-head",
+        help="End of the head [0, H] that is measured (default 100; for PLD inputs where the upper "
+        "profile reaches 1e-9; for a CSV its last row).",
+    ),
+]
+TableOption = Annotated[
+    bool, typer.Option("--table", help="Print the staircase bounds on G(eps) (at most 1000 rows) instead.")
+]
+RefineOption = Annotated[
+    bool,
+    typer.Option("--refine", help="Built-ins: refine the profile by the exact partial order (GDPT App. B)."),
+]
 
 
-def command() -> None:
-    """Not implemented yet."""
-    from gdpcli.errors import ComputationError
+def command(
+    source: InputArgument,
+    precision: PrecisionOption = None,
+    eps_head: EpsHeadOption = None,
+    table: TableOption = False,
+    refine: RefineOption = False,
+    fmt: options.FormatOption = None,
+) -> None:
+    """Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval."""
+    from gdpcli import profiles
+    from gdpcli.cli import output
 
-    raise ComputationError("not implemented yet")
+    options.choice(fmt, "--format", output.FORMATS)
+    options.positive(eps_head, "--eps-head")
+    if precision is not None and not 0 < precision <= 1:
+        raise InputError(f"--precision: must be in (0, 1], got {precision!r}")
+    notes: list[str] = []
+    if profiles.is_sampled(source):
+        if refine:
+            raise InputError("--refine applies to the built-in families family: and icea:, not to a CSV")
+        sampled = profiles.load_csv(source, eps_head)
+        result, lower_guarantee = profiles.identify_sampled(sampled)
+        notes += sampled.notes
+        if precision is not None:
+            notes.append("--precision does not apply to a sampled profile: the sampling sets the slack")
+        summary = _summary(source, "csv", result, None, lower_guarantee, "gdpt-sampled")
+        staircase_guarantee = "lower_bound" if sampled.guarantee == "exact" else "approximation"
+    else:
+        given = profiles.from_text(source, refine)
+        precision = 1e-3 if precision is None else precision
+        result, given = profiles.identify(given, eps_head, precision)
+        notes += given.notes
+        if result.slack > precision:
+            notes.append(
+                "the interval is wider than --precision: the PLD engine's grid and truncation errors limit "
+                "it (a smaller --eps-head helps)"
+            )
+        summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase")
+        summary |= _tangents(given.upper.tangents, notes)
+        staircase_guarantee = "lower_bound"
+    notes += _explain(result)
+    rows = _staircase(result, staircase_guarantee, summary["method"]) if table else [summary]
+    if table:
+        notes.insert(0, ", ".join(f"{key}={value}" for key, value in summary.items()))
+    inputs = options.echo_inputs(
+        input=source, precision=precision, eps_head=eps_head, table=table or None, refine=refine or None
+    )
+    output.emit(output.Result("gdpt-identify", inputs, rows, f"gdpcli gdpt-identify {source}", notes), fmt)
+
+
+def _summary(
+    source: str, profile: str, result: GdptResult, precision: float | None, lower: str, method: str
+) -> dict[str, Any]:
+    """The one result row: verdict, tail, the certified mu interval with its labels, head and residual."""
+    return {
+        "input": source,
+        "profile": profile,
+        "verdict": result.verdict,
+        "tail_limit": result.tail_limit,
+        "tail_method": result.tail_method,
+        "mu_lower": result.mu_lower,
+        "mu_upper": result.mu_upper,
+        "slack": result.slack if math.isfinite(result.mu_upper) else math.inf,
+        "eps_head": result.eps_head,
+        "precision": precision,
+        "residual": result.residual,
+        "guarantee": "upper_bound",
+        "lower_guarantee": lower,
+        "method": method,
+    }
+
+
+def _tangents(tangents: tuple[Any, Any] | None, notes: list[str]) -> dict[str, float]:
+    """Columns tangent_epsilon_k, tangent_delta_k (k = 1, 2, ...) of a refined profile (GDPT App. B)."""
+    if tangents is None:
+        return {}
+    if not len(tangents[0]):
+        notes.append("--refine found no tangent point: the refinement leaves the profile unchanged")
+    columns: dict[str, float] = {}
+    for k, (epsilon, delta) in enumerate(zip(*tangents, strict=True), start=1):
+        columns |= {f"tangent_epsilon_{k}": float(epsilon), f"tangent_delta_{k}": float(delta)}
+    return columns
+
+
+def _explain(result: GdptResult) -> list[str]:
+    """What the figures mean, for the notes under a table."""
+    head = f"on [0, {result.eps_head:.6g}] delta(eps) <= delta_mu_upper(eps); beyond, delta <= residual"
+    if result.verdict == "not_gdp":
+        return [head, "not GDP for any mu (GDPT Thm 4.3): the interval is a head guarantee only"]
+    if result.verdict == "undetermined":
+        return [head, "the tail is unknown beyond the head: GDP is not decided (GDPT Thm 4.3)"]
+    limit = result.tail_limit if result.tail_limit is not None else 0.0
+    if limit > result.mu_upper:
+        bound = "at most " if result.tail_method == "upper_bound" else ""
+        return [head, f"the tail limit ({bound}{limit:.6g}) exceeds mu_upper: G grows beyond the head"]
+    return [head]
+
+
+def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[dict[str, Any]]:
+    """--table: per cell [epsilon, epsilon_end], mu_lower <= G(eps) <= mu_upper (GDPT Thm 4.6)."""
+    starts, lower, upper = result.coarse_staircase(TABLE_ROWS)
+    ends = [*starts[1:], result.eps_head]
+    return [
+        {
+            "epsilon": float(start),
+            "epsilon_end": float(end),
+            "mu_lower": float(low),
+            "mu_upper": float(high),
+            "guarantee": "upper_bound",
+            "lower_guarantee": lower_guarantee,
+            "method": method,
+        }
+        for start, end, low, high in zip(starts, ends, lower, upper, strict=True)
+    ]

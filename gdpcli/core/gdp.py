@@ -15,6 +15,7 @@ from gdpcli.core.roots import bracketed_newton
 
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_SMALLEST_SUBNORMAL = float(np.nextafter(0.0, 1.0))
 
 
 def tradeoff(alpha: ArrayLike, mu: ArrayLike) -> ArrayLike:
@@ -68,8 +69,14 @@ def _normal_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 
 
 def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
-    """delta(eps; mu) of mu-GDP (GDP paper Cor. 1), accurate down to about 1e-300."""
-    return as_output(np.exp(log_delta(epsilon, mu)))
+    """delta(eps; mu) of mu-GDP (GDP paper Cor. 1), accurate down to about 1e-300.
+
+    A positive delta below the float range is returned as the smallest subnormal (5e-324), never as 0,
+    so the figure stays an upper bound; 0 means exactly 0 (mu = 0 or eps = inf).
+    """
+    log = np.asarray(log_delta(epsilon, mu))
+    value = np.exp(log)
+    return as_output(np.where((value == 0) & (log > -np.inf), _SMALLEST_SUBNORMAL, value))
 
 
 def _delta_at_zero(mu: np.ndarray) -> np.ndarray:

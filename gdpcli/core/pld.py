@@ -396,7 +396,7 @@ class Bounds:
 
 
 @dataclass(frozen=True)
-class _Composed:
+class Composed:
     """The composed PLDs of every direction: pessimistic (upper profile) and optimistic (lower)."""
 
     upper: list[DiscretePLD]
@@ -462,13 +462,13 @@ def _compose_direction(
     return compose(plds, pessimistic=pessimistic, tail=_TAIL_BUDGET, max_points=max_points)
 
 
-def _compose_all(components: Components, interval: float, max_points: int) -> _Composed:
+def compose_all(components: Components, interval: float, max_points: int) -> Composed:
     """Upper and lower composed PLDs of every direction on the grid k * interval."""
     times = [int(count) for _, count in components]
     if not components or min(times) < 1:
         raise ComputationError("nothing to compose", hint="give at least one mechanism, each at least once")
     directions = _directions(components)
-    return _Composed(
+    return Composed(
         upper=[
             _compose_direction(d, times, interval, pessimistic=True, max_points=max_points)
             for d in directions
@@ -504,11 +504,13 @@ def initial_interval(components: Components, accuracy: float) -> float:
 
 def _refine(
     components: Components,
-    measure: Callable[[_Composed], tuple[float, float]],
+    measure: Callable[[Composed], tuple[float, float]],
     accuracy: float,
     absolute: float,
     max_points: int,
     interval: float,
+    *,
+    within_floor: bool = False,
 ) -> Bounds:
     """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute, within max_points.
 
@@ -517,10 +519,12 @@ def _refine(
     one and checked against the cap, so an impossible accuracy fails fast. Starts at `interval`.
     """
     while True:
-        composed = _compose_all(components, interval, max_points)
+        composed = compose_all(components, interval, max_points)
         upper, lower = measure(composed)
         gap = upper - lower
         allowed = accuracy * lower + absolute
+        if within_floor:  # a delta gap below the round-off floor cannot be resolved by a finer grid
+            allowed = max(allowed, _ROUND_OFF_MARGIN * composed.round_off())
         if gap <= allowed:
             return Bounds(upper, lower, float(interval))
         shrink = (
@@ -532,7 +536,7 @@ def _refine(
         _check_size(int(composed.points() / shrink), max_points)
 
 
-def _check_round_off(delta: float, composed: _Composed) -> None:
+def _check_round_off(delta: float, composed: Composed) -> None:
     """ComputationError when delta is within a factor 1e3 of the FFT round-off estimate."""
     floor = composed.round_off()
     if delta < _ROUND_OFF_MARGIN * floor:
@@ -553,7 +557,7 @@ def epsilon_bounds(
     """
     _check_delta(delta)
 
-    def measure(composed: _Composed) -> tuple[float, float]:
+    def measure(composed: Composed) -> tuple[float, float]:
         _check_round_off(delta, composed)
         upper = max(float(p.epsilon(delta)) for p in composed.upper)
         lower = max(float(p.epsilon(delta)) for p in composed.lower)
@@ -569,17 +573,20 @@ def delta_bounds(
 ) -> Bounds:
     """Bounds on delta(eps) of the composition: the worst direction's profile at eps.
 
-    Refined until upper <= (1 + accuracy) lower + 1e-15; ComputationError if the answer is within a
-    factor 1e3 of the FFT round-off. Bounds are rounded outward by 1e-12 relative.
+    Refined until upper <= (1 + accuracy) lower + 1e-15. The FFT cannot resolve delta below 1e3 times
+    its round-off estimate, so the upper bound is never reported below that floor (a delta that is
+    truly 0, e.g. beyond a Laplace composition's largest loss, is reported as <= the floor). Bounds are
+    rounded outward by 1e-12 relative.
     """
 
-    def measure(composed: _Composed) -> tuple[float, float]:
+    def measure(composed: Composed) -> tuple[float, float]:
         upper = max(float(p.delta(epsilon)) for p in composed.upper)
         lower = max(float(p.delta(epsilon)) for p in composed.lower)
-        _check_round_off(upper, composed)
-        return min(upper * (1 + _SAFETY), 1.0), lower * (1 - _SAFETY)
+        floor = _ROUND_OFF_MARGIN * composed.round_off()
+        return min(max(upper * (1 + _SAFETY), floor), 1.0), lower * (1 - _SAFETY)
 
-    return _refine(components, measure, accuracy, 1e-15, max_points, initial_interval(components, accuracy))
+    interval = initial_interval(components, accuracy)
+    return _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
 
 
 def _check_delta(delta: float) -> None:
@@ -644,7 +651,7 @@ def tradeoff_bounds(
     flat = np.atleast_1d(alpha)
     result: dict[str, np.ndarray] = {}
 
-    def measure(composed: _Composed) -> tuple[float, float]:
+    def measure(composed: Composed) -> tuple[float, float]:
         result["lower"] = tradeoff_of(composed.upper, flat)
         result["upper"] = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
         return float(np.max(result["upper"] - result["lower"])), 0.0
