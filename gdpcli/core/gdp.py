@@ -50,7 +50,10 @@ def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
         a = -epsilon / mu + 0.5 * mu
         b = a - mu
         tail = -0.5 * a * a - np.log(2.0) + np.log(erfcx(-a / _SQRT2) - erfcx(-b / _SQRT2))
-        head = np.log(_normal_mass(b, a) - np.expm1(epsilon) * Phi(b))
+        excess = np.where(
+            epsilon < 1.0, np.expm1(np.minimum(epsilon, 1.0)) * Phi(b), np.exp(epsilon + log_Phi(b)) - Phi(b)
+        )
+        head = np.log(_normal_mass(b, a) - excess)
         result = np.where(a < 0, tail, head)
         result = np.where(mu == 0, np.where(epsilon >= 0, -np.inf, np.log1p(-np.exp(epsilon))), result)
         result = np.where(np.isposinf(mu) & np.isfinite(epsilon), 0.0, result)

@@ -86,10 +86,13 @@ def subsampled_gdp_tradeoff(alpha: ArrayLike, mu: float, sampling_rate: float) -
 def subsampled_eps_delta(epsilon: float, delta: float, sampling_rate: float) -> tuple[float, float]:
     """Classical amplification (GDP paper Lemma 2, Ullman 2017).
 
-    eps' = log(1 - p + p e^eps) (computed as log1p(p expm1(eps))) and delta' = p delta.
+    eps' = log(1 - p + p e^eps) (log1p(p expm1(eps)) for small eps, logaddexp beyond, where expm1 would
+    overflow) and delta' = p delta.
     """
     p = _check_rate(sampling_rate)
-    return float(np.log1p(p * np.expm1(epsilon))), p * delta
+    if epsilon < 1.0:
+        return float(np.log1p(p * np.expm1(epsilon))), p * delta
+    return float(np.logaddexp(np.log1p(-p) if p < 1 else -np.inf, np.log(p) + epsilon)), p * delta
 
 
 def subsampled_eps_delta_tradeoff(
@@ -116,6 +119,7 @@ def poisson_remove_profile(profile: ProfileFn, sampling_rate: float) -> ProfileF
     profile(eps) = H_{e^eps}(B || A) for all real eps. Then
     H_{e^eps}((1 - p) A + p B || A) = sup_S p B(S) - (e^eps - 1 + p) A(S)
       = p delta(eps')  with e^eps' = 1 + (e^eps - 1)/p   when e^eps > 1 - p,
+        (eps' taken in log space for eps >= 1, so it never overflows)
       = 1 - e^eps                                          otherwise (S = everything).
     Its trade-off function is f_p = p f + (1 - p) Id (GDP paper Sec. 4).
     """
@@ -125,10 +129,12 @@ def poisson_remove_profile(profile: ProfileFn, sampling_rate: float) -> ProfileF
         epsilon = np.asarray(epsilon, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             above = epsilon > np.log1p(-p)
-            epsilon_base = np.where(above, np.log1p(np.expm1(epsilon) / p), 0.0)
-        return as_output(
-            np.where(above, p * np.asarray(profile(epsilon_base), dtype=float), -np.expm1(epsilon))
-        )
+            small = np.log1p(np.expm1(np.minimum(epsilon, 1.0)) / p)
+            large = epsilon - np.log(p) + np.log1p(-(1.0 - p) * np.exp(-np.maximum(epsilon, 1.0)))
+            epsilon_base = np.where(above, np.where(epsilon < 1.0, small, large), 0.0)
+        with np.errstate(over="ignore"):
+            below = -np.expm1(epsilon)
+        return as_output(np.where(above, p * np.asarray(profile(epsilon_base), dtype=float), below))
 
     return remove
 

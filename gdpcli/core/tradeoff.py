@@ -72,10 +72,16 @@ def grid_from_tradeoff(tradeoff: TradeoffFn, alpha: np.ndarray) -> Grid:
     return Grid(knots, np.asarray(tradeoff(knots), dtype=float))
 
 
+def _scaled(alpha: np.ndarray, epsilon: float) -> np.ndarray:
+    """e^eps alpha without inf * 0 = NaN at alpha = 0 for eps beyond the float range."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(alpha > 0, np.exp(epsilon + np.log(np.where(alpha > 0, alpha, 1.0))), 0.0)
+
+
 def eps_delta_tradeoff(alpha: ArrayLike, epsilon0: float, delta0: float) -> ArrayLike:
     """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)) (GDP eq. (4))."""
     alpha = np.asarray(alpha, dtype=float)
-    steep = 1.0 - delta0 - np.exp(epsilon0) * alpha
+    steep = 1.0 - delta0 - _scaled(alpha, epsilon0)
     flat = np.exp(-epsilon0) * (1.0 - delta0 - alpha)
     return as_output(np.maximum(0.0, np.maximum(steep, flat)))
 
@@ -120,9 +126,10 @@ def laplace_tradeoff(alpha: ArrayLike, epsilon0: float) -> ArrayLike:
     e^-eps0 (1 - alpha)       for alpha > 1/2.
     """
     alpha = np.asarray(alpha, dtype=float)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         middle = np.exp(-epsilon0) / (4.0 * alpha)
-    beta = np.where(alpha < 0.5 * np.exp(-epsilon0), 1.0 - np.exp(epsilon0) * alpha, middle)
+    steep = (alpha < 0.5 * np.exp(-epsilon0)) | (alpha == 0)
+    beta = np.where(steep, 1.0 - _scaled(alpha, epsilon0), middle)
     return as_output(np.where(alpha > 0.5, np.exp(-epsilon0) * (1.0 - alpha), beta))
 
 
@@ -164,7 +171,7 @@ def _qhull_candidates(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     except QhullError as error:
         hint = str(error).splitlines()[0]
         raise ComputationError("convex hull of a trade-off grid failed", hint=hint) from None
-    vertices = vertices[vertices < x.size]
+    vertices = np.union1d(vertices[vertices < x.size], [0, x.size - 1])  # the ends are always vertices
     below = y < np.interp(x, x[vertices], y[vertices])
     return np.union1d(vertices, np.flatnonzero(below))
 
