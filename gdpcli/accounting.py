@@ -16,9 +16,10 @@ import numpy as np
 
 from gdpcli.core import gdp
 from gdpcli.errors import ComputationError
-from gdpcli.mechanisms import ApproxDP, Mechanism, Renyi, Spec
+from gdpcli.mechanisms import ApproxDP, Laplace, Mechanism, Renyi, Spec
 
 METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
+CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Figures:
     values: np.ndarray
     guarantee: str
     method: str
+    details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
 
 
 class Accountant(Protocol):
@@ -224,7 +226,7 @@ def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
     return None
 
 
-def _build(name: str, specs: Sequence[Spec], accuracy: float) -> Accountant:
+def _build(name: str, specs: Sequence[Spec], accuracy: float, conversions: Sequence[str]) -> Accountant:
     """One accountant by method name; ComputationError when the method cannot handle the list."""
     if name == "exact":
         exact = exact_accountant(specs)
@@ -237,24 +239,29 @@ def _build(name: str, specs: Sequence[Spec], accuracy: float) -> Accountant:
         return CentralLimit(specs)
     if name == "berry-esseen":
         return BerryEsseenBand(specs)
+    if name == "rdp":
+        return RenyiAccountant(specs, conversions)
     raise ComputationError(f"method {name!r} is not available")
 
 
 def select(
-    specs: Sequence[Spec], method: str, *, accuracy: float = 0.005
+    specs: Sequence[Spec], method: str, *, accuracy: float = 0.005, conversions: Sequence[str] = ("optimal",)
 ) -> tuple[list[Accountant], list[str]]:
     """The accountants that answer for `method`, and notes on the methods `all` had to skip.
 
-    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2).
+    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2); lists
+    with an rdp: spec can only be accounted in RDP.
     """
     if method == "auto":
+        if any(isinstance(spec.mechanism, Renyi) for spec in specs):
+            return [RenyiAccountant(specs, conversions)], []
         return [exact_accountant(specs) or NumericalPLD(specs, accuracy)], []
     if method != "all":
-        return [_build(method, specs, accuracy)], []
+        return [_build(method, specs, accuracy, conversions)], []
     accountants, skipped = [], []
     for name in ("exact", "pld", "clt", "berry-esseen", "rdp"):
         try:
-            accountants.append(_build(name, specs, accuracy))
+            accountants.append(_build(name, specs, accuracy, conversions))
         except ComputationError as error:
             skipped.append(f"{name}: {error}")
     return accountants, skipped
@@ -470,3 +477,158 @@ class BerryEsseenBand(CentralLimit):
 
     def mu(self) -> list[Figures]:
         raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
+
+
+def _rdp_curve(spec: Spec) -> object:
+    """One step of a spec as an RDP curve order -> eps_R (vectorized), or ComputationError."""
+    from gdpcli.core import rdp
+
+    mechanism = spec.mechanism
+    if spec.sampling_rate is not None:
+        if spec.sampling == "poisson" and mechanism.gdp_mu is not None:
+            return lambda order: rdp.subsampled_gaussian(order, spec.sampling_rate, 1.0 / mechanism.gdp_mu)
+        raise ComputationError(
+            f"{spec.text}: RDP is implemented for the Poisson-subsampled Gaussian only",
+            "use --method pld (rigorous) for other subsampled mechanisms",
+        )
+    if mechanism.gdp_mu is not None:
+        return lambda order: gdp.rdp(order, mechanism.gdp_mu)
+    if isinstance(mechanism, Laplace):
+        return lambda order: rdp.laplace(order, mechanism.epsilon)
+    if isinstance(mechanism, ApproxDP) and mechanism.delta == 0:
+        return lambda order: rdp.randomized_response(order, mechanism.epsilon)
+    raise ComputationError(f"{spec.text}: an (eps, delta>0) guarantee has no RDP curve", "use --method pld")
+
+
+class RenyiAccountant:
+    """RDP accounting: per-step RDP curves add up under composition (Mironov 2017), then a conversion to
+    (eps, delta) optimised over the order alpha (Asoodeh et al.: classic eq. 3-4 (for the Gaussian this is
+    the moments accountant, eq. 23), improved (Balle et al. 2020), lemma1 (Lemma 1 closed form), lemma2
+    (Lemma 1 on the paper's order grid of Fig. 2: for the Gaussian that is Lemma 2 as the paper evaluated
+    it), optimal (Thm 3)). Every conversion is a rigorous upper bound; the order used is reported.
+
+    rdp: specs give values at their listed orders only; the other specs' curves are evaluated there.
+    """
+
+    method = "rdp"
+
+    def __init__(self, specs: Sequence[Spec], conversions: Sequence[str]) -> None:
+        points = [s for s in specs if isinstance(s.mechanism, Renyi)]
+        self.curves = [(_rdp_curve(s), s.times) for s in specs if not isinstance(s.mechanism, Renyi)]
+        self.points = points
+        self.conversions = list(conversions)
+        self.orders = self._common_orders(points) if points else None
+
+    @staticmethod
+    def _common_orders(points: Sequence[Spec]) -> np.ndarray:
+        common = set(points[0].mechanism.orders)
+        for spec in points[1:]:
+            common &= set(spec.mechanism.orders)
+        if not common:
+            raise ComputationError("the rdp: specs share no order alpha", "give them a common order")
+        return np.array(sorted(common))
+
+    def curve(self, order: np.ndarray) -> np.ndarray:
+        """The composed RDP curve (sum over specs of times x per-step curve)."""
+        order = np.asarray(order, dtype=float)
+        total = np.zeros(order.shape)
+        for curve, times in self.curves:
+            total = total + times * np.asarray(curve(order), dtype=float)
+        for spec in self.points:
+            lookup = dict(zip(spec.mechanism.orders, spec.mechanism.epsilons, strict=True))
+            total = total + spec.times * np.array([lookup[a] for a in np.atleast_1d(order)]).reshape(
+                order.shape
+            )
+        return total
+
+    def _convert(self, queries: np.ndarray, name: str, direction: str) -> Figures:
+        from gdpcli.core import rdp
+
+        results = []
+        for query in queries:
+            if name == "lemma2":  # Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2)
+                orders = rdp.PAPER_ORDER_GRID if self.orders is None else self.orders
+                results.append(rdp.epsilon_from_points(orders, self.curve(orders), float(query), "lemma1"))
+            elif self.orders is not None:
+                convert = rdp.epsilon_from_points if direction == "epsilon" else rdp.delta_from_points
+                results.append(convert(self.orders, self.curve(self.orders), float(query), name))
+            else:
+                convert = rdp.epsilon_from_curve if direction == "epsilon" else rdp.delta_from_curve
+                results.append(convert(self.curve, float(query), name))
+        values = np.array([r.value for r in results])
+        details = tuple({"order": r.order} for r in results)
+        return Figures(values, "upper_bound", f"rdp-{name}", details)
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        return [self._convert(deltas, name, "epsilon") for name in self.conversions]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        from gdpcli.core import rdp
+
+        names = [n for n in self.conversions if n in rdp.DELTA_METHODS]
+        if not names:
+            raise ComputationError(
+                "the lemma1/lemma2 conversions give epsilon only", "use --conversion optimal"
+            )
+        return [self._convert(epsilons, name, "delta") for name in names]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        raise ComputationError("an RDP curve gives no trade-off function here", "use --method pld or exact")
+
+
+def _scaled(specs: Sequence[Spec], repetitions: int) -> list[Spec]:
+    """The list run `repetitions` times: every spec's times multiplied."""
+    from dataclasses import replace
+
+    return [replace(spec, times=spec.times * repetitions) for spec in specs]
+
+
+def step_budgets(
+    specs: Sequence[Spec],
+    method: str,
+    delta: float,
+    target: float,
+    *,
+    accuracy: float,
+    conversions: Sequence[str],
+) -> list[dict]:
+    """For each method's figure: the largest N such that running the list N times keeps epsilon <= target.
+
+    Rigorous figures (exact, upper_bound) give certified budgets; approximations are labelled as such.
+    Lower bounds are not budgets and are skipped. Exponential then binary search over N (epsilon grows
+    with N), up to 1e9 repetitions.
+    """
+    from gdpcli.core.roots import largest_integer_where
+
+    names = ("exact", "pld", "clt", "berry-esseen", "rdp") if method == "all" else (method,)
+    if method == "auto":
+        names = ("exact",) if exact_accountant(specs) is not None else ("pld",)
+    jobs = [(name, (c,)) for name in names for c in (conversions if name == "rdp" else conversions[:1])]
+    rows = []
+    for name, chosen in jobs:
+        try:
+            probe = _build(name, specs, accuracy, chosen).epsilon(np.array([delta]))
+        except ComputationError:
+            if method != "all":
+                raise
+            continue
+        for index, figure in enumerate(probe):
+            if figure.guarantee == "lower_bound":
+                continue
+
+            def epsilon_at(n: int, name: str = name, chosen: tuple = chosen, index: int = index) -> float:
+                accountant = _build(name, _scaled(specs, n), accuracy, chosen)
+                return float(accountant.epsilon(np.array([delta]))[index].values[0])
+
+            steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=10**9)
+            rows.append(
+                {
+                    "target_epsilon": target,
+                    "delta": delta,
+                    "repetitions": steps,
+                    "epsilon": epsilon_at(steps) if steps else None,
+                    "guarantee": figure.guarantee,
+                    "method": figure.method,
+                }
+            )
+    return rows

@@ -17,6 +17,8 @@ Examples:
                                                     rigorous upper and lower bounds (PLD)
   gdpcli compose gaussian:sigma=20x1000 --delta 1e-5 --method all   every method side by side
   gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3  CI check: exit 3 if exceeded
+  gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 --method all --conversion all
+                                                    how many repetitions fit in epsilon 6, by method
 """
 
 MethodOption = Annotated[
@@ -37,6 +39,8 @@ def command(
     alpha: options.AlphaOption = None,
     to: options.ToOption = None,
     method: MethodOption = "auto",
+    conversion: options.ConversionOption = "optimal",
+    target_epsilon: options.TargetEpsilonOption = None,
     accuracy: options.AccuracyOption = 0.005,
     max_epsilon: options.MaxEpsilonOption = None,
     max_delta: options.MaxDeltaOption = None,
@@ -56,12 +60,20 @@ def command(
     epsilons = options.epsilons(epsilon) if epsilon is not None else None
     alphas = options.alphas(alpha) if alpha is not None else None
     options.require_budget_query(max_epsilon, deltas, max_delta, epsilons)
+    conversions = options.conversions(conversion)
+    options.positive(target_epsilon, "--target-epsilon")
+    if target_epsilon is not None and (not deltas or len(deltas) != 1):
+        raise InputError("--target-epsilon needs exactly one --delta", "the budget is epsilon at that delta")
     if not (deltas or epsilons or alphas or to):
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
     rows: list[dict] = []
     notes: list[str] = []
-    if deltas or epsilons or alphas:
-        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy)
+    if target_epsilon is not None:
+        rows += accounting.step_budgets(
+            parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
+        )
+    elif deltas or epsilons or alphas:
+        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
         notes += [f"skipped {note}" for note in skipped]
         rows += queries.answer(
             accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
@@ -75,6 +87,8 @@ def command(
         alpha=alphas,
         to=to,
         method=method,
+        conversion=conversion if method in ("rdp", "all") else None,
+        target_epsilon=target_epsilon,
         accuracy=accuracy,
         max_epsilon=max_epsilon,
         max_delta=max_delta,

@@ -16,6 +16,7 @@ Examples:
   gdpcli convert gdp:mu=1 --alpha 0:1:101         the trade-off curve G_1
   gdpcli convert dp:eps=1 --to mu                 tightest mu implied by 1-DP (GDPT Thm 5.1)
   gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5   group privacy for groups of 4
+  gdpcli convert rdp:alpha=8,eps=1 --delta 1e-5 --method all   RDP -> (eps, delta), every conversion
 """
 
 
@@ -28,6 +29,15 @@ def command(
     group: Annotated[
         int | None, typer.Option("--group", help="Group privacy: the guarantee for groups of K individuals.")
     ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="auto | exact | pld | rdp | all, or an RDP conversion classic | improved | lemma1 | lemma2 | "
+            "optimal (short for --method rdp --conversion NAME).",
+        ),
+    ] = "auto",
+    conversion: options.ConversionOption = "optimal",
     fmt: options.FormatOption = None,
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
@@ -37,6 +47,12 @@ def command(
 
     options.choice(fmt, "--format", output.FORMATS)
     options.choice(to, "--to", ("mu",))
+    options.choice(method, "--method", (*accounting.METHODS, *accounting.CONVERSIONS))
+    conversions = options.conversions(conversion)
+    if method in accounting.CONVERSIONS:
+        method, conversions = "rdp", (method,)
+    elif method == "all":
+        conversions = accounting.CONVERSIONS
     parsed = parse_spec(spec)
     deltas = options.deltas(delta) if delta is not None else None
     epsilons = options.epsilons(epsilon) if epsilon is not None else None
@@ -51,7 +67,7 @@ def command(
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
-            accountants, _ = accounting.select([parsed], "auto")
+            accountants, _ = accounting.select([parsed], method, conversions=conversions)
         rows += queries.answer(
             accountants,
             deltas=deltas,
@@ -60,9 +76,14 @@ def command(
             context=lambda acc: {**context, **accounting.describe(acc)},
         )
     if to == "mu":
-        source = accounting.group_accountant(parsed, group) if group else accounting.mu_accountant([parsed])
-        if not hasattr(source, "mu"):
-            raise ComputationError("group privacy of a non-GDP mechanism has no exact mu")
-        rows += queries.mu_rows(source.mu(), context)
-    inputs = options.echo_inputs(spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group)
+        if group:
+            source = accounting.group_accountant(parsed, group)
+            if not hasattr(source, "mu"):
+                raise ComputationError("group privacy of a non-GDP mechanism has no exact mu")
+            rows += queries.mu_rows(source.mu(), context)
+        else:
+            rows += queries.mu_rows(accounting.mu_figures([parsed], method), context)
+    inputs = options.echo_inputs(
+        spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group, method=method
+    )
     output.emit(output.Result("convert", inputs, rows, title=f"gdpcli convert {spec}"), fmt)

@@ -43,6 +43,21 @@ MaxDeltaOption = Annotated[
     float | None,
     typer.Option("--max-delta", help="Budget check: exit 3 if the rigorous delta exceeds this."),
 ]
+ConversionOption = Annotated[
+    str,
+    typer.Option(
+        "--conversion",
+        help="RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | "
+        "all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
+    ),
+]
+TargetEpsilonOption = Annotated[
+    float | None,
+    typer.Option(
+        "--target-epsilon",
+        help="Budget: the largest number of repetitions whose rigorous epsilon stays <= this.",
+    ),
+]
 AccuracyOption = Annotated[
     float,
     typer.Option(
@@ -162,3 +177,11 @@ def require_budget_query(
         raise InputError("--max-epsilon needs --delta", "the budget is checked on epsilon at that delta")
     if max_delta is not None and not epsilons:
         raise InputError("--max-delta needs --epsilon", "the budget is checked on delta at that epsilon")
+
+
+def conversions(value: str) -> tuple[str, ...]:
+    """--conversion: one RDP conversion name, or all of them."""
+    from gdpcli.accounting import CONVERSIONS
+
+    choice(value, "--conversion", (*CONVERSIONS, "all"))
+    return CONVERSIONS if value == "all" else (value,)

@@ -18,16 +18,18 @@ Row = dict[str, Any]
 def figure_rows(
     key: str, values: Sequence[float], answer_key: str, figures: list[Figures], context: Row | None = None
 ) -> list[Row]:
-    """One row per (query value, figure): {key: query, answer_key: answer, guarantee, method}."""
+    """One row per (query value, figure): {key: query, answer_key: answer, guarantee, method, ...}."""
     rows = []
     for figure in figures:
-        for query, answer in zip(values, np.atleast_1d(figure.values), strict=True):
+        details = figure.details or ({},) * len(values)
+        for query, answer, extra in zip(values, np.atleast_1d(figure.values), details, strict=True):
             rows.append(
                 {
                     key: float(query),
                     answer_key: float(answer),
                     "guarantee": figure.guarantee,
                     "method": figure.method,
+                    **extra,
                     **(context or {}),
                 }
             )
