@@ -33,8 +33,8 @@ def command(
         str,
         typer.Option(
             "--method",
-            help="auto | exact | pld | rdp | all, or an RDP conversion classic | improved | lemma1 | lemma2 | "
-            "optimal (short for --method rdp --conversion NAME).",
+            help="auto | exact | pld | rdp | all, or an RDP conversion classic | improved | lemma1 | "
+            "lemma2 | optimal (short for --method rdp --conversion NAME).",
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
