@@ -47,8 +47,8 @@ ConversionOption = Annotated[
     str,
     typer.Option(
         "--conversion",
-        help="RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | "
-        "all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
+        help="RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | "
+        "optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
     ),
 ]
 TargetEpsilonOption = Annotated[
