@@ -107,13 +107,38 @@ def _table_cell(value: Any) -> str:
 _GUARANTEE_STYLE = {"exact": "green", "upper_bound": "cyan", "lower_bound": "blue", "approximation": "yellow"}
 
 
+_ALWAYS_SHOWN = ("guarantee", "method")
+
+
+def _split_constant(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, Any]]:
+    """Table columns, and the columns that hold one value in every row (shown once, as a caption).
+
+    Only for several rows; the guarantee and method labels always stay in the table.
+    """
+    header = columns(rows)
+    if len(rows) < 2:
+        return header, {}
+    constant = {
+        key: rows[0].get(key)
+        for key in header
+        if key not in _ALWAYS_SHOWN and all(key in row and row[key] == rows[0][key] for row in rows)
+    }
+    return [key for key in header if key not in constant], constant
+
+
 def print_table(result: Result) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False)
-    table = Table(title=result.title or f"gdpcli {result.command}", title_justify="left")
-    header = columns(result.rows)
+    header, constant = _split_constant(result.rows)
+    caption = ", ".join(f"{key} = {_table_cell(value)}" for key, value in constant.items()) or None
+    table = Table(
+        title=result.title or f"gdpcli {result.command}",
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+    )
     for key in header:
         table.add_column(key, justify="left" if key in ("guarantee", "method", "note") else "right")
     for row in result.rows:
