@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from gdpcli.core import gdp
+from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError
 from gdpcli.mechanisms import ApproxDP, Laplace, Mechanism, Renyi, Spec
 
@@ -245,7 +246,11 @@ def _build(name: str, specs: Sequence[Spec], accuracy: float, conversions: Seque
 
 
 def select(
-    specs: Sequence[Spec], method: str, *, accuracy: float = 0.005, conversions: Sequence[str] = ("optimal",)
+    specs: Sequence[Spec],
+    method: str,
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversions: Sequence[str] = ("optimal",),
 ) -> tuple[list[Accountant], list[str]]:
     """The accountants that answer for `method`, and notes on the methods `all` had to skip.
 
@@ -346,7 +351,7 @@ def describe(accountant: Accountant) -> dict[str, float]:
     """Context columns for an accountant's rows: the mu behind GDP and CLT figures, gamma of the band."""
     if isinstance(accountant, BerryEsseenBand):
         return {"mu": accountant.mu_total, "gamma": accountant.theorem5.gamma}
-    if isinstance(accountant, (ExactGDP, CentralLimit)):
+    if isinstance(accountant, (ExactGDP, ApproximateGDP)):
         return {"mu": accountant.mu_total}
     return {}
 
@@ -403,20 +408,14 @@ def _uniform_delta(specs: Sequence[Spec]) -> float:
     return 1.0 - survive
 
 
-class CentralLimit:
-    """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation.
-
-    The composed trade-off is approximated by G_mu (x) f_{0,delta0}; no rigorous direction.
-    """
+class ApproximateGDP:
+    """A composition approximated by G_mu (x) f_{0,delta0} (GDP paper eq. 10-12): figures labelled
+    `approximation`, no rigorous direction. Built by the CLT (Thm 5) or a DP-SGD CLT formula (Cor. 4)."""
 
     method = "clt"
 
-    def __init__(self, specs: Sequence[Spec]) -> None:
-        from gdpcli.core import clt
-
-        self.theorem5 = clt.berry_esseen([_functionals(s) for s in specs], [s.times for s in specs])
-        self.delta0 = _uniform_delta(specs)
-        self.mu_total = self.theorem5.mu
+    def __init__(self, mu: float, delta0: float = 0.0) -> None:
+        self.mu_total, self.delta0 = mu, delta0
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
@@ -448,6 +447,16 @@ class CentralLimit:
 
     def mu(self) -> list[Figures]:
         return [Figures(np.asarray([self.mu_total]), "approximation", self.method)]
+
+
+class CentralLimit(ApproximateGDP):
+    """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation."""
+
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        from gdpcli.core import clt
+
+        self.theorem5 = clt.berry_esseen([_functionals(s) for s in specs], [s.times for s in specs])
+        super().__init__(self.theorem5.mu, _uniform_delta(specs))
 
 
 class BerryEsseenBand(CentralLimit):
@@ -546,8 +555,8 @@ class RenyiAccountant:
 
         results = []
         for query in queries:
-            if name == "lemma2":  # Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2)
-                orders = rdp.PAPER_ORDER_GRID if self.orders is None else self.orders
+            if name == "lemma2":
+                orders = self._paper_orders(float(query)) if self.orders is None else self.orders
                 results.append(rdp.epsilon_from_points(orders, self.curve(orders), float(query), "lemma1"))
             elif self.orders is not None:
                 convert = rdp.epsilon_from_points if direction == "epsilon" else rdp.delta_from_points
@@ -558,6 +567,17 @@ class RenyiAccountant:
         values = np.array([r.value for r in results])
         details = tuple({"order": r.order} for r in results)
         return Figures(values, "upper_bound", f"rdp-{name}", details)
+
+    def _paper_orders(self, delta: float) -> np.ndarray:
+        """lemma2: Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2), restricted to the
+        grid points within a factor 8 (in alpha - 1) of the continuous minimiser. Any set of orders gives a
+        valid bound, so the restriction keeps the figure rigorous; it keeps subsampled curves, which are
+        costly at large orders, cheap."""
+        from gdpcli.core import rdp
+
+        best = rdp.epsilon_from_curve(self.curve, delta, "lemma1").order - 1.0
+        grid = rdp.PAPER_ORDER_GRID
+        return grid[(grid - 1.0 >= best / 8.0) & (grid - 1.0 <= best * 8.0)]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         return [self._convert(deltas, name, "epsilon") for name in self.conversions]

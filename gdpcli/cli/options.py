@@ -7,10 +7,12 @@ exit code 2. Lists are `a,b,c`; ranges are `START:STOP:NUM` (inclusive, like num
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported for option defaults
 from gdpcli.errors import InputError
 
 FORMAT_HELP = "Output format: table | csv | json (default: table on a terminal, csv otherwise)."
@@ -63,6 +65,37 @@ AccuracyOption = Annotated[
     typer.Option(
         "--accuracy",
         help="Numerical accountant: target ratio upper/lower - 1 of its rigorous bounds.",
+    ),
+]
+PlotOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install 'gdpcli[plot]').",
+        metavar="FILE",
+    ),
+]
+
+
+# The description of a DP-SGD run, shared by `gdpcli sgd` and `gdpcli calibrate sgd`.
+DatasetSizeOption = Annotated[int | None, typer.Option("--dataset-size", help="Number of examples N.")]
+BatchSizeOption = Annotated[
+    int | None, typer.Option("--batch-size", help="Expected (Poisson) or fixed batch size B; q = B / N.")
+]
+SamplingRateOption = Annotated[
+    float | None,
+    typer.Option("--sampling-rate", help="Sampling rate q directly, instead of --dataset-size/--batch-size."),
+]
+EpochsOption = Annotated[
+    float | None,
+    typer.Option("--epochs", help="Epochs E; steps are counted as T = ceil(E N / B) (or ceil(E / q))."),
+]
+StepsOption = Annotated[int | None, typer.Option("--steps", help="Number of steps T (instead of --epochs).")]
+SamplingOption = Annotated[
+    str,
+    typer.Option(
+        "--sampling",
+        help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).",
     ),
 ]
 

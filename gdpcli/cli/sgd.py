@@ -1,12 +1,252 @@
-"""Placeholder: being written (registered in app.py so the CLI imports)."""
+"""`gdpcli sgd`: the privacy of a DP-SGD run, and step budgets (the accounting lives in gdpcli.dpsgd)."""
 
 from __future__ import annotations
 
-EPILOG = ""
+import math
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gdpcli.cli import options
+from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gdpcli.dpsgd import Budget, Run
+
+EPILOG = """\b
+Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) = 14063 steps):
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5                      rigorous upper and lower bounds
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --method all       every method side by side
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling fixed   fixed-size batches (Thm 10)
+  gdpcli sgd ... --delta 1e-5 --target-epsilon 3    the most steps (epochs) within epsilon 3
+  gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 --delta 1e-5 \\
+      --max-epsilon 4                               CI check: exit 3 if epsilon exceeds 4
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --plot sgd.png   also draw the trade-off curve
+  (... stands for --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1)
+"""
+
+METHOD_HELP = (
+    "exact (rigorous PLD upper and lower bounds; exact GDP when every step uses all data) | clt (CLT "
+    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (rigorous band, fixed-size only) | "
+    "rdp (moments accountant, Poisson) | all."
+)
 
 
-def command() -> None:
-    """Not implemented yet."""
+def command(
+    dataset_size: options.DatasetSizeOption = None,
+    batch_size: options.BatchSizeOption = None,
+    sampling_rate: options.SamplingRateOption = None,
+    noise_multiplier: Annotated[
+        float | None,
+        typer.Option("--noise-multiplier", help="Noise standard deviation / clipping norm (sigma)."),
+    ] = None,
+    epochs: options.EpochsOption = None,
+    steps: options.StepsOption = None,
+    delta: Annotated[float | None, typer.Option("--delta", help="delta at which to report epsilon.")] = None,
+    sampling: options.SamplingOption = "poisson",
+    method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "exact",
+    conversion: options.ConversionOption = "optimal",
+    accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
+    target_epsilon: options.TargetEpsilonOption = None,
+    max_epsilon: options.MaxEpsilonOption = None,
+    plot: options.PlotOption = None,
+    fmt: options.FormatOption = None,
+) -> None:
+    """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
+    from gdpcli import dpsgd
+    from gdpcli.cli import output, queries
+
+    options.choice(fmt, "--format", output.FORMATS)
+    if plot:
+        from gdpcli.cli import plot as plotting
+
+        plotting.check_target(plot)
+    options.choice(sampling, "--sampling", dpsgd.SAMPLING)
+    options.choice(method, "--method", dpsgd.METHODS)
+    options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)
+    options.positive(accuracy, "--accuracy")
+    options.positive(noise_multiplier, "--noise-multiplier")
+    options.positive(target_epsilon, "--target-epsilon")
+    options.positive(max_epsilon, "--max-epsilon")
+    if delta is None:
+        raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
+    options.probability(delta, "--delta")
+    if noise_multiplier is None:
+        raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
+    if max_epsilon is not None and method == "clt":
+        raise InputError(
+            "--max-epsilon cannot be checked with --method clt",
+            "the CLT is an approximation; use a rigorous method: exact, rdp or berry-esseen",
+        )
+    budget_only = target_epsilon is not None and epochs is None and steps is None
+    if budget_only and max_epsilon is not None:
+        raise InputError("--max-epsilon checks a run", "give --epochs or --steps with it")
+    if budget_only and plot:
+        raise InputError("--plot draws a run", "give --epochs or --steps with it")
+    if budget_only:
+        q, total = dpsgd.sampling_rate_of(dataset_size, batch_size, sampling_rate), None
+    else:
+        q, total, _ = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
+    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling)
+    notes = _skipped(run, method)
+    figure_rows = [] if budget_only else _figure_rows(run, delta, method, accuracy, conversion, notes)
+    rows = list(figure_rows)
+    if target_epsilon is not None:
+        budgets = [
+            dpsgd.largest_steps(
+                run, delta, target_epsilon, name, accuracy=accuracy, conversion=name_conversion
+            )
+            for name, name_conversion in _budget_methods(run, method, conversion)
+        ]
+        rows += [_budget_row(budget, delta, total) for budget in budgets]
+        notes += _budget_notes(budgets, total)
+    if any(row.get("epsilon") == math.inf for row in rows):
+        notes.append(
+            "an epsilon of inf means that bound is vacuous at this delta (the true epsilon is finite)"
+        )
+    inputs = options.echo_inputs(
+        dataset_size=dataset_size,
+        batch_size=batch_size,
+        sampling_rate=q,
+        noise_multiplier=noise_multiplier,
+        epochs=epochs,
+        steps=total,
+        delta=delta,
+        sampling=sampling,
+        method=method,
+        conversion=conversion if method in ("rdp", "all") else None,
+        accuracy=accuracy,
+        target_epsilon=target_epsilon,
+        max_epsilon=max_epsilon,
+    )
+    title = f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling"
+    if plot:
+        _plot(plot, f"{title}, T = {run.steps}", run, accuracy)
+    output.emit(output.Result("sgd", inputs, rows, title, notes), fmt)
+    queries.check_budget(figure_rows, max_epsilon=max_epsilon, max_delta=None)
+
+
+def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
+    """--plot: the run's trade-off curve (exact, or the PLD bounds shaded) beside the CLT's G_mu."""
+    from gdpcli import accounting, dpsgd
+    from gdpcli.cli import plot as plotting
+
+    spec = run.spec()
+    accountant = accounting.exact_accountant([spec]) or accounting.NumericalPLD([spec], accuracy)
+    mu = dpsgd.clt_mu(run)
+    reference = (f"CLT approximation $G_\\mu$, μ = {mu:.4g}", accounting.ApproximateGDP(mu))
+    plotting.plot_accountants(path, title, [accountant], [reference])
+
+
+def _context(run: Run) -> dict[str, Any]:
+    """The columns that describe the run, first in every row."""
+    return {
+        "sampling": run.sampling,
+        "neighbouring": run.neighbouring,
+        "sampling_rate": run.sampling_rate,
+        "noise_multiplier": run.noise_multiplier,
+        "steps": run.steps,
+        "epochs": run.epochs,
+    }
+
+
+def _skipped(run: Run, method: str) -> list[str]:
+    """Notes on the methods that --method all leaves out for this run."""
+    from gdpcli import dpsgd
+
+    if method != "all":
+        return []
+    reasons = ((name, dpsgd.unavailable(run, name)) for name in dpsgd.METHODS[:-1])
+    return [f"skipped {name}: {reason}" for name, reason in reasons if reason]
+
+
+def _figure_rows(
+    run: Run, delta: float, method: str, accuracy: float, conversion: str, notes: list[str]
+) -> list[dict[str, Any]]:
+    """One row per figure: the run, delta, epsilon, (mu for the CLT), guarantee, method.
+
+    With --method all a method that fails is skipped with a note (alone it is an error).
+    """
+    from gdpcli import dpsgd
     from gdpcli.errors import ComputationError
 
-    raise ComputationError("not implemented yet")
+    names = [method] if method != "all" else [m for m in dpsgd.METHODS[:-1] if not dpsgd.unavailable(run, m)]
+    found = []
+    for name in names:
+        try:
+            found += dpsgd.figures(run, delta, name, accuracy=accuracy, conversion=conversion)
+        except ComputationError as error:
+            if method != "all":
+                raise
+            notes.append(f"skipped {name}: {error}")
+    rows = []
+    for figure in found:
+        extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
+        rows.append(
+            {
+                **_context(run),
+                "delta": delta,
+                "epsilon": float(figure.values[0]),
+                **extra,
+                "guarantee": figure.guarantee,
+                "method": figure.method,
+            }
+        )
+    return rows
+
+
+def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, str]]:
+    """(method, conversion) pairs to search a budget with: one, or every available one for `all`."""
+    from gdpcli import dpsgd
+
+    if method != "all":
+        names = [method]
+    else:
+        names = [name for name in dpsgd.METHODS[:-1] if dpsgd.unavailable(run, name) is None]
+    pairs = []
+    for name in names:
+        conversions = ("classic", "improved", "lemma1", "optimal") if conversion == "all" else (conversion,)
+        pairs += [(name, c) for c in conversions] if name == "rdp" else [(name, "optimal")]
+    return pairs
+
+
+def _budget_row(budget: Budget, delta: float, total: int | None) -> dict[str, Any]:
+    """The budget: the largest steps within the target, its epochs and bound, and what is known beyond."""
+    row = {
+        **_context(budget.run),
+        "delta": delta,
+        "target_epsilon": budget.target_epsilon,
+        "epsilon": budget.epsilon if budget.steps else None,
+        "guarantee": budget.guarantee,
+        "method": budget.method,
+    }
+    if budget.exceeds_from is not None:
+        row["next_step_epsilon_lower"] = budget.next_lower
+        row["next_step_exceeds"] = budget.next_step_exceeds
+        row["exceeds_from_steps"] = budget.exceeds_from
+    if total is not None:
+        row["requested_steps_within"] = min(total, budget.steps)
+    return row
+
+
+def _budget_notes(budgets: list[Budget], total: int | None) -> list[str]:
+    """What the budget rows mean, and how many of the requested steps fit."""
+    notes = []
+    for budget in budgets:
+        if budget.guarantee == "approximation":
+            notes.append(f"{budget.method}: the step budget is an approximation, not a guarantee")
+        if budget.steps == 0:
+            notes.append(f"{budget.method}: not even one step is certified within the target")
+        if budget.exceeds_from is not None and not budget.next_step_exceeds:
+            notes.append(
+                f"{budget.method}: the true budget lies in [{budget.steps}, {budget.exceeds_from}); "
+                "a smaller --accuracy narrows it"
+            )
+        if total is not None and budget.steps < total:
+            notes.append(
+                f"{budget.method}: only {budget.steps} of the requested {total} steps fit the target"
+            )
+    return notes

@@ -30,6 +30,7 @@ import numpy as np
 from scipy import fft
 
 from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 
 ProfileFn = Callable[[np.ndarray], np.ndarray]
@@ -38,6 +39,7 @@ MAX_POINTS = 2**25
 """Default cap on the number of grid points of one array (a float64 array of 2**25 points is 256 MiB)."""
 
 _MAX_LOSS = 700.0  # e^{+-700} still fits in a float64
+_EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would reach _MAX_LOSS
 _ROUND_OFF_MARGIN = 1e3  # an answer must exceed the round-off estimate by this factor
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
@@ -547,7 +549,7 @@ def _check_round_off(delta: float, composed: Composed) -> None:
 
 
 def epsilon_bounds(
-    components: Components, delta: float, *, accuracy: float = 0.005, max_points: int = MAX_POINTS
+    components: Components, delta: float, *, accuracy: float = DEFAULT_ACCURACY, max_points: int = MAX_POINTS
 ) -> Bounds:
     """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP.
 
@@ -559,8 +561,14 @@ def epsilon_bounds(
 
     def measure(composed: Composed) -> tuple[float, float]:
         _check_round_off(delta, composed)
-        upper = max(float(p.epsilon(delta)) for p in composed.upper)
-        lower = max(float(p.epsilon(delta)) for p in composed.lower)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            upper = max(float(p.epsilon(delta)) for p in composed.upper)
+            lower = max(float(p.epsilon(delta)) for p in composed.lower)
+        if not upper < _EPSILON_LIMIT:
+            raise ComputationError(
+                f"epsilon at delta {delta:g} is above {_EPSILON_LIMIT:g}, beyond the PLD accountant's range",
+                hint="the accountant works with e^eps; use --method rdp, which has no such limit",
+            )
         return max(upper, 0.0) * (1 + _SAFETY) + _SAFETY, max(lower, 0.0) * (1 - _SAFETY)
 
     return _refine(
@@ -569,7 +577,11 @@ def epsilon_bounds(
 
 
 def delta_bounds(
-    components: Components, epsilon: float, *, accuracy: float = 0.005, max_points: int = MAX_POINTS
+    components: Components,
+    epsilon: float,
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    max_points: int = MAX_POINTS,
 ) -> Bounds:
     """Bounds on delta(eps) of the composition: the worst direction's profile at eps.
 
@@ -637,7 +649,7 @@ def tradeoff_bounds(
     components: Components,
     alpha: ArrayLike,
     *,
-    accuracy: float = 0.005,
+    accuracy: float = DEFAULT_ACCURACY,
     max_points: int = MAX_POINTS,
 ) -> tuple[ArrayLike, ArrayLike]:
     """(beta_lower, beta_upper) bracketing the trade-off function of the composition at alpha.

@@ -1,0 +1,426 @@
+"""DP-SGD (NoisySGD) accounting: the run's schedule, its privacy figures by method, and step budgets.
+
+A run is T steps of a Gaussian mechanism with noise multiplier sigma on a batch drawn at rate q:
+
+- `poisson`: every example joins a batch independently with probability q (add/remove neighbours);
+  one step is the Poisson-subsampled Gaussian, whose two directions f_p, f_p^-1 differ (GDP paper Sec. 4);
+- `fixed`: batches of a fixed size m = q n without replacement (`Sample_m`, replace-one neighbours);
+  one step is C_q(G_{1/sigma}) and the run is C_q(G_{1/sigma})^{(x)T}-DP (GDP paper Thm 10).
+
+With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) / sigma)-GDP (GDP paper Cor. 2).
+
+Methods (`figures`): `exact` (rigorous PLD upper and lower bounds, or the exact GDP closed form at q = 1),
+`clt` (Cor. 4 / the Poisson formula: approximations), `berry-esseen` (Cor. 5: rigorous, fixed-size only),
+`rdp` (moments accountant with a named RDP -> DP conversion: rigorous, Poisson or q = 1) and `all`.
+No rendering here: the CLI (gdpcli.cli.sgd) turns these into rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from gdpcli.accounting import Figures
+from gdpcli.defaults import DEFAULT_ACCURACY
+from gdpcli.errors import ComputationError, InputError
+from gdpcli.mechanisms import Gaussian, Spec
+
+SAMPLING = ("poisson", "fixed")
+METHODS = ("exact", "clt", "berry-esseen", "rdp", "all")
+CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
+RIGOROUS = ("exact", "upper_bound")
+MAX_STEPS = 10**12
+_NEIGHBOURING = {"poisson": "add/remove", "fixed": "replace-one"}
+_BRACKET_STEP = 0.02  # first relative step of the budget search around its starting guess
+_FINE_STEP = 0.002  # the same after two secant steps
+
+
+@dataclass(frozen=True)
+class Run:
+    """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma."""
+
+    sampling_rate: float
+    steps: int
+    noise_multiplier: float
+    sampling: str = "poisson"
+
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation the guarantee refers to: add/remove (Poisson) or replace-one (fixed)."""
+        return _NEIGHBOURING[self.sampling]
+
+    @property
+    def epochs(self) -> float:
+        """Passes over the data, T q."""
+        return self.steps * self.sampling_rate
+
+    def with_steps(self, steps: int) -> Run:
+        """The same run with another number of steps."""
+        return dataclasses.replace(self, steps=steps)
+
+    def spec(self) -> Spec:
+        """The run as a mechanism spec: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
+        if self.sampling_rate == 1.0:
+            return Spec(Gaussian(self.noise_multiplier), self.steps, None, None, self.text)
+        return Spec(Gaussian(self.noise_multiplier), self.steps, self.sampling_rate, self.sampling, self.text)
+
+    @property
+    def text(self) -> str:
+        return (
+            f"gaussian:sigma={self.noise_multiplier!r},p={self.sampling_rate!r},"
+            f"sampling={self.sampling}x{self.steps}"
+        )
+
+
+def _exact_ratio(value: float) -> Fraction:
+    """The decimal the user typed (shortest repr), so that 0.1 epochs of 2560/256 is exactly 1 step."""
+    return Fraction(repr(float(value)))
+
+
+def sampling_rate_of(dataset_size: int | None, batch_size: int | None, sampling_rate: float | None) -> float:
+    """q = B / N from dataset and batch size, or the given rate; InputError for missing or mixed inputs."""
+    if sampling_rate is not None:
+        if batch_size is not None or dataset_size is not None:
+            raise InputError(
+                "give either --sampling-rate or --dataset-size with --batch-size, not both",
+                "the rate is B / N",
+            )
+        if not (math.isfinite(sampling_rate) and 0 < sampling_rate <= 1):
+            raise InputError(f"--sampling-rate: must be in (0, 1], got {sampling_rate!r}")
+        return float(sampling_rate)
+    if dataset_size is None or batch_size is None:
+        raise InputError(
+            "the sampling rate is missing", "give --dataset-size N and --batch-size B, or --sampling-rate q"
+        )
+    if dataset_size < 1 or batch_size < 1:
+        raise InputError(f"--dataset-size and --batch-size must be >= 1, got {dataset_size} and {batch_size}")
+    if batch_size > dataset_size:
+        raise InputError(f"--batch-size {batch_size} exceeds --dataset-size {dataset_size}")
+    return batch_size / dataset_size
+
+
+def schedule(
+    dataset_size: int | None,
+    batch_size: int | None,
+    sampling_rate: float | None,
+    epochs: float | None,
+    steps: int | None,
+) -> tuple[float, int, float]:
+    """(q, T, epochs) of a run: q = B / N, T = ceil(E N / B) (or ceil(E / q) with a rate), epochs = T q.
+
+    Exactly one of epochs and steps; InputError for inconsistent or missing combinations.
+    """
+    q = sampling_rate_of(dataset_size, batch_size, sampling_rate)
+    if (epochs is None) == (steps is None):
+        raise InputError("give exactly one of --epochs and --steps", "T = ceil(epochs N / B) steps")
+    if steps is None:
+        if not (math.isfinite(epochs) and epochs > 0):
+            raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
+        ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
+        steps = math.ceil(_exact_ratio(epochs) / ratio)
+    if not 1 <= steps <= MAX_STEPS:
+        raise InputError(f"the run has {steps} steps", f"allowed: 1 <= steps <= {MAX_STEPS:.0e}")
+    return q, int(steps), steps * q
+
+
+def check_run(run: Run) -> None:
+    """InputError unless sigma > 0 is finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the sampling is known."""
+    if not (math.isfinite(run.noise_multiplier) and run.noise_multiplier > 0):
+        raise InputError(
+            f"--noise-multiplier: must be a positive finite number, got {run.noise_multiplier!r}"
+        )
+    if not 0 < run.sampling_rate <= 1:
+        raise InputError(f"the sampling rate must be in (0, 1], got {run.sampling_rate!r}")
+    if not 1 <= run.steps <= MAX_STEPS:
+        raise InputError(f"steps must be in [1, {MAX_STEPS:.0e}], got {run.steps}")
+    if run.sampling not in SAMPLING:
+        raise InputError(f"unknown sampling {run.sampling!r}", "allowed: " + ", ".join(SAMPLING))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Figures by method
+# ---------------------------------------------------------------------------------------------------------
+
+
+def clt_mu(run: Run) -> float:
+    """The CLT mu of the run: Cor. 4 of the GDP paper (fixed size) or q sqrt(T (e^{1/sigma^2} - 1)) (Poisson).
+
+    An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) / sigma only for Poisson.
+    """
+    from gdpcli.core import clt
+
+    mu_of = clt.sgd_mu_fixed if run.sampling == "fixed" else clt.sgd_mu_poisson
+    return float(mu_of(run.sampling_rate, run.steps, run.noise_multiplier))
+
+
+def unavailable(run: Run, method: str) -> str | None:
+    """Why a method cannot answer for this run (None when it can)."""
+    if run.sampling_rate == 1.0:
+        return None  # the plain Gaussian mechanism: every method applies
+    if method == "berry-esseen" and run.sampling == "poisson":
+        return (
+            "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
+            "Poisson subsampling is asymmetric (use --method exact)"
+        )
+    if method == "rdp" and run.sampling == "fixed":
+        return (
+            "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
+            "no RDP bound for fixed-size replace-one sampling is implemented (use --method exact)"
+        )
+    return None
+
+
+def _exact(run: Run, delta: float, accuracy: float) -> list[Figures]:
+    """Exact GDP at q = 1, else rigorous PLD upper and lower bounds (Thm 10 for fixed-size sampling).
+
+    Where the PLD cannot answer (delta below its round-off floor, epsilon beyond its range) the error
+    points to RDP when RDP applies to this run.
+    """
+    from gdpcli import accounting
+
+    specs = [run.spec()]
+    accountant = accounting.exact_accountant(specs) or accounting.NumericalPLD(specs, accuracy)
+    try:
+        return accountant.epsilon(np.asarray([delta]))
+    except ComputationError as error:
+        if unavailable(run, "rdp") or (error.hint and "--method rdp" in error.hint):
+            raise
+        hint = f"{error.hint}; or use --method rdp, rigorous at any delta" if error.hint else None
+        raise ComputationError(f"numerical accountant: {error.message}", hint) from None
+
+
+def _clt(run: Run, delta: float) -> list[Figures]:
+    """The CLT mu converted to epsilon at delta as if exactly GDP (GDP paper Cor. 1): an approximation."""
+    from gdpcli.core import gdp
+
+    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), "approximation", "clt")]
+
+
+def _berry_esseen(run: Run, delta: float) -> list[Figures]:
+    """The rigorous band of GDP paper Cor. 5 (Lemma 4 functionals of C_q(G_{1/sigma})): an upper bound,
+    +inf when the band is vacuous at this delta."""
+    from gdpcli.core import clt
+
+    theorem5 = berry_esseen_band(run)
+    value = clt.band_epsilon(delta, theorem5.mu, theorem5.gamma)
+    return [Figures(np.asarray([value]), "upper_bound", "berry-esseen")]
+
+
+def berry_esseen_band(run: Run) -> object:
+    """mu and gamma of the Berry-Esseen band of the run (GDP paper Cor. 5, Lemma 4)."""
+    from gdpcli.core import clt
+
+    return clt.sgd_berry_esseen(run.sampling_rate, run.steps, run.noise_multiplier)
+
+
+def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
+    """Moments accountant: T times the RDP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019)
+    converted at delta by the named conversion(s): rigorous upper bounds (gdpcli.accounting.RenyiAccountant,
+    the same accountant as `compose --method rdp`)."""
+    from gdpcli.accounting import CONVERSIONS as NAMES
+    from gdpcli.accounting import RenyiAccountant
+
+    names = NAMES if conversion == "all" else (conversion,)
+    return RenyiAccountant([run.spec()], names).epsilon(np.asarray([delta]))
+
+
+def _check_method(run: Run, method: str, conversion: str) -> None:
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}", "allowed: " + ", ".join(METHODS))
+    if conversion not in CONVERSIONS:
+        raise InputError(f"unknown conversion {conversion!r}", "allowed: " + ", ".join(CONVERSIONS))
+    reason = unavailable(run, method)
+    if reason is not None:
+        raise ComputationError(f"--method {method} is not available for {run.sampling} sampling", reason)
+
+
+def figures(
+    run: Run, delta: float, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversion: str = "optimal"
+) -> list[Figures]:
+    """epsilon at delta of the run by method (exact | clt | berry-esseen | rdp | all), each labelled.
+
+    `all` gives every method available for the run (see `unavailable`) in that order.
+    """
+    check_run(run)
+    if not 0 < delta < 1:
+        raise InputError(f"delta must be in (0, 1), got {delta!r}")
+    _check_method(run, method, conversion)
+    compute: dict[str, Callable[[], list[Figures]]] = {
+        "exact": lambda: _exact(run, delta, accuracy),
+        "clt": lambda: _clt(run, delta),
+        "berry-esseen": lambda: _berry_esseen(run, delta),
+        "rdp": lambda: _rdp(run, delta, conversion),
+    }
+    if method != "all":
+        return compute[method]()
+    return [figure for name, get in compute.items() if unavailable(run, name) is None for figure in get()]
+
+
+def certified_epsilon(
+    run: Run,
+    delta: float,
+    method: str = "exact",
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversion: str = "optimal",
+) -> float:
+    """The epsilon a budget may rely on: the smallest rigorous upper bound (or exact value) of the method.
+
+    exact: the PLD upper bound (exact GDP at q = 1); rdp: the conversion's bound (the smallest of them
+    for `all`); berry-esseen: the band (may be inf). For `clt` the approximation is returned: callers
+    must label it as such, and it never passes a budget check.
+    """
+    found = figures(run, delta, method, accuracy=accuracy, conversion=conversion)
+    allowed = ("approximation",) if method == "clt" else RIGOROUS
+    return min(float(np.atleast_1d(f.values)[0]) for f in found if f.guarantee in allowed)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Step budgets
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The largest step count whose certified epsilon stays within target_epsilon (0 if none).
+
+    epsilon: the certified figure at `steps` (guarantee as labelled; nan when steps = 0).
+    next_lower: a rigorous lower bound on epsilon at steps + 1 (exact method only, else None).
+    exceeds_from: the smallest step count shown to exceed the target by a rigorous lower bound (exact
+    method only): since more steps never help, every run of at least that many steps exceeds it; the true
+    largest count lies in [steps, exceeds_from).
+    """
+
+    run: Run
+    target_epsilon: float
+    steps: int
+    epsilon: float
+    guarantee: str
+    method: str
+    next_lower: float | None = None
+    exceeds_from: int | None = None
+
+    @property
+    def next_step_exceeds(self) -> bool | None:
+        """True when epsilon at steps + 1 provably exceeds the target (exact method only)."""
+        return None if self.exceeds_from is None else self.exceeds_from == self.steps + 1
+
+
+def _steps_guess(run: Run, delta: float, target_epsilon: float) -> int:
+    """A first guess of the budget from the CLT: mu grows like sqrt(T) (GDP paper Cor. 4, Poisson formula)."""
+    return _rescaled(1, float(gdp_mu(target_epsilon, delta)), clt_mu(run.with_steps(1)))
+
+
+def _rescaled(steps: int, mu_target: float, mu_at_steps: float) -> int:
+    """steps (mu_target / mu_at_steps)^2, clipped to [1, MAX_STEPS]: the budget if mu grew like sqrt(T)."""
+    return int(min(max(steps * (mu_target / mu_at_steps) ** 2, 1.0), MAX_STEPS))
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The mu whose GDP guarantee has this epsilon at delta (GDP paper Cor. 1, inverted)."""
+    from gdpcli.core import gdp
+
+    return float(gdp.mu(epsilon, delta))
+
+
+def largest_steps_where(holds: Callable[[int], bool], guess: int, step: float = _BRACKET_STEP) -> int:
+    """The largest T in [0, MAX_STEPS] with holds(T), for a predicate true up to some T and false after.
+
+    Starts at the guess and moves geometrically (relative steps s, 2 s, 4 s, ...) until the boundary is
+    bracketed, then bisects on integers: about 2 log2(relative error of the guess / s) + log2(s T) + 2
+    evaluations.
+    """
+    good, bad = _bracket(holds, min(max(guess, 1), MAX_STEPS), step)
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if holds(middle) else (good, middle)
+    return good
+
+
+def _bracket(holds: Callable[[int], bool], guess: int, step: float) -> tuple[int, int]:
+    """(good, bad) with holds(good) (or good = 0) and not holds(bad) (or bad = MAX_STEPS + 1)."""
+    if holds(guess):
+        good = guess
+        while good < MAX_STEPS:
+            candidate = min(max(int(good * (1 + step)), good + 1), MAX_STEPS)
+            if not holds(candidate):
+                return good, candidate
+            good, step = candidate, 2 * step
+        return MAX_STEPS, MAX_STEPS + 1
+    bad = guess
+    while bad > 1:
+        candidate = max(min(int(bad / (1 + step)), bad - 1), 1)
+        if holds(candidate):
+            return candidate, bad
+        bad, step = candidate, 2 * step
+    return 0, 1
+
+
+def largest_steps(
+    run: Run,
+    delta: float,
+    target_epsilon: float,
+    method: str = "exact",
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversion: str = "optimal",
+) -> Budget:
+    """The largest number of steps whose certified epsilon (see certified_epsilon) is <= target_epsilon.
+
+    The run's own step count is ignored. Every evaluation is cached; for the exact method the PLD's lower
+    bounds then locate the smallest step count that provably exceeds the target (Budget.exceeds_from).
+    The certified figure may jitter slightly with T (the PLD grid is chosen per T), so the answer is a T
+    whose bound is within the target and whose successor's is not; it is rigorous in any case.
+    """
+    if method == "all":
+        raise InputError("largest_steps needs a single method", "one of exact, clt, berry-esseen, rdp")
+    if not (math.isfinite(target_epsilon) and target_epsilon > 0):
+        raise InputError(f"--target-epsilon: must be a positive finite number, got {target_epsilon!r}")
+    _check_method(run, method, conversion)
+    cache: dict[int, list[Figures]] = {}
+
+    def found(steps: int) -> list[Figures]:
+        if steps not in cache:
+            cache[steps] = figures(
+                run.with_steps(steps), delta, method, accuracy=accuracy, conversion=conversion
+            )
+        return cache[steps]
+
+    def value(steps: int, allowed: tuple[str, ...]) -> float:
+        return min(float(np.atleast_1d(f.values)[0]) for f in found(steps) if f.guarantee in allowed)
+
+    mu_target = gdp_mu(target_epsilon, delta)
+
+    def search(kind: tuple[str, ...], guess: int) -> int:
+        """Two secant steps in the GDP scale (mu ~ sqrt(T)), then a fine bracket and bisection."""
+        for _ in range(2):
+            epsilon = value(guess, kind)
+            if not 0 < epsilon < math.inf:
+                break
+            guess = _rescaled(guess, mu_target, gdp_mu(epsilon, delta))
+        return largest_steps_where(lambda t: value(t, kind) <= target_epsilon, guess, _FINE_STEP)
+
+    allowed = ("approximation",) if method == "clt" else RIGOROUS
+    steps = search(allowed, _steps_guess(run, delta, target_epsilon))
+    label = next(f for f in found(max(steps, 1)) if f.guarantee in allowed)
+    budget = Budget(
+        run.with_steps(steps),
+        target_epsilon,
+        steps,
+        value(steps, allowed) if steps else math.nan,
+        label.guarantee,
+        label.method,
+    )
+    if label.guarantee == "exact":
+        return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
+    if method != "exact" or steps >= MAX_STEPS:
+        return budget
+    lower = ("lower_bound",)
+    next_lower = value(steps + 1, lower)
+    exceeds_from = steps + 1 if next_lower > target_epsilon else search(lower, steps + 1) + 1
+    return dataclasses.replace(budget, next_lower=next_lower, exceeds_from=max(exceeds_from, steps + 1))

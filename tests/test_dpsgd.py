@@ -1,0 +1,102 @@
+"""gdpcli.dpsgd: schedules, figures by method and step budgets (independent oracles and closed forms)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gdpcli import dpsgd
+from gdpcli.errors import ComputationError, InputError
+from tests.conftest import REFERENCE
+
+MNIST = REFERENCE["dp_sgd_mnist"]
+
+
+def test_schedule_counts_steps_as_ceil() -> None:
+    q, steps, epochs = dpsgd.schedule(60000, 256, None, 60, None)
+    assert (q, steps) == (256 / 60000, MNIST["steps"])  # ceil(60 * 60000 / 256) = ceil(14062.5)
+    assert epochs == pytest.approx(14063 * 256 / 60000, rel=1e-15)
+
+
+def test_schedule_uses_the_decimal_typed() -> None:
+    # 0.1 epochs of 2560 examples in batches of 256 is exactly one step (float 0.1 * 10 would round up to 2)
+    assert dpsgd.schedule(2560, 256, None, 0.1, None)[1] == 1
+    assert dpsgd.schedule(None, None, 0.01, 3, None)[1] == 300
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        (100, 256, None, 1, None),  # batch > N
+        (60000, 256, None, None, None),  # neither epochs nor steps
+        (60000, 256, None, 1, 10),  # both
+        (60000, None, None, 1, None),  # no batch
+        (60000, 256, 0.1, 1, None),  # rate and sizes
+        (None, None, 1.5, 1, None),  # rate > 1
+        (60000, 256, None, math.inf, None),
+        (60000, 256, None, -1, None),
+        (60000, 256, None, None, 0),
+    ],
+)
+def test_schedule_rejects(arguments: tuple) -> None:
+    with pytest.raises(InputError):
+        dpsgd.schedule(*arguments)
+
+
+def test_sampling_rate_one_is_exact_gdp() -> None:
+    # q = 1: the plain Gaussian, exactly sqrt(T)/sigma-GDP; sigma = 20, T = 1000: reference gdp value
+    run = dpsgd.Run(1.0, 1000, 20.0, "fixed")
+    (figure,) = dpsgd.figures(run, 1e-5, "exact")
+    assert (figure.guarantee, figure.method) == ("exact", "gdp")
+    # issue 5: exact GDP at T = 1000, s = 20, delta 1e-5 is 7.5112759
+    assert float(figure.values[0]) == pytest.approx(7.5112759, abs=1e-7)
+
+
+def test_unavailable_methods_are_refused() -> None:
+    with pytest.raises(ComputationError, match="symmetric"):
+        dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "poisson"), 1e-5, "berry-esseen")
+    with pytest.raises(ComputationError, match="Poisson"):
+        dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "fixed"), 1e-5, "rdp")
+
+
+def test_certified_epsilon_orders() -> None:
+    run = dpsgd.Run(0.01, 1000, 1.0, "poisson")
+    exact = dpsgd.certified_epsilon(run, 1e-5)
+    rdp = dpsgd.certified_epsilon(run, 1e-5, "rdp")
+    classic = dpsgd.certified_epsilon(run, 1e-5, "rdp", conversion="classic")
+    assert 0 < exact <= rdp <= classic
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10**9), st.integers(1, 10**9))
+def test_largest_steps_where_finds_the_boundary(boundary: int, guess: int) -> None:
+    assert dpsgd.largest_steps_where(lambda t: t <= boundary, guess) == boundary
+
+
+def test_budget_of_plain_gaussian_is_exact() -> None:
+    # issue 5: s = 20, delta 1e-5, epsilon 6: exact GDP allows 685 steps
+    budget = dpsgd.largest_steps(dpsgd.Run(1.0, 1, 20.0), 1e-5, 6.0)
+    assert (budget.steps, budget.guarantee, budget.next_step_exceeds) == (685, "exact", True)
+
+
+def test_budget_of_clt_matches_closed_form() -> None:
+    # mu = q sqrt(T (e^{1/s^2} - 1)) is increasing in T: the largest T with gdp eps(mu) <= 3
+    from gdpcli.core import gdp
+
+    run = dpsgd.Run(MNIST["batch"] / MNIST["n"], 1, MNIST["sigma"])
+    budget = dpsgd.largest_steps(run, 1e-5, 3.0, "clt")
+    for steps, fits in ((budget.steps, True), (budget.steps + 1, False)):
+        mu = run.sampling_rate * math.sqrt(steps * math.expm1(1 / MNIST["sigma"] ** 2))
+        assert (gdp.epsilon(1e-5, mu) <= 3.0) is fits
+
+
+def test_exact_budget_brackets_truth() -> None:
+    run = dpsgd.Run(0.01, 1, 1.0)
+    budget = dpsgd.largest_steps(run, 1e-5, 2.0)
+    assert budget.epsilon <= 2.0
+    assert dpsgd.certified_epsilon(run.with_steps(budget.steps), 1e-5) <= 2.0
+    lower = dpsgd.figures(run.with_steps(budget.exceeds_from), 1e-5, "exact")[1]
+    assert lower.guarantee == "lower_bound" and float(lower.values[0]) > 2.0
