@@ -19,6 +19,7 @@ Examples:
   gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3  CI check: exit 3 if exceeded
   gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 --method all --conversion all
                                                     how many repetitions fit in epsilon 6, by method
+  gdpcli compose laplace:b=2x10 --epsilon 0:8:41 --plot compose.svg   also draw the bounds
 """
 
 MethodOption = Annotated[
@@ -41,16 +42,20 @@ def command(
     method: MethodOption = "auto",
     conversion: options.ConversionOption = "optimal",
     target_epsilon: options.TargetEpsilonOption = None,
-    accuracy: options.AccuracyOption = 0.005,
+    accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     max_epsilon: options.MaxEpsilonOption = None,
     max_delta: options.MaxDeltaOption = None,
     fmt: options.FormatOption = None,
+    plot: options.PlotOption = None,
 ) -> None:
     """Compose mechanisms: exact where a closed form exists, rigorous bounds (PLD) otherwise."""
     from gdpcli import accounting
     from gdpcli.cli import output, queries
+    from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import parse_spec
 
+    if plot:
+        plotting.check_target(plot)
     options.choice(fmt, "--format", output.FORMATS)
     options.choice(to, "--to", ("mu",))
     options.choice(method, "--method", accounting.METHODS)
@@ -68,12 +73,13 @@ def command(
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
     rows: list[dict] = []
     notes: list[str] = []
+    if plot or (target_epsilon is None and (deltas or epsilons or alphas)):
+        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
     if target_epsilon is not None:
         rows += accounting.step_budgets(
             parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
         )
     elif deltas or epsilons or alphas:
-        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
         notes += [f"skipped {note}" for note in skipped]
         rows += queries.answer(
             accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
@@ -93,5 +99,8 @@ def command(
         max_epsilon=max_epsilon,
         max_delta=max_delta,
     )
-    output.emit(output.Result("compose", inputs, rows, "gdpcli compose " + " ".join(specs), notes), fmt)
+    title = "gdpcli compose " + " ".join(specs)
+    if plot:
+        plotting.plot_accountants(plot, title, accountants, plotting.gdp_reference(parsed), epsilons)
+    output.emit(output.Result("compose", inputs, rows, title, notes), fmt)
     queries.check_budget(rows, max_epsilon=max_epsilon, max_delta=max_delta)

@@ -17,6 +17,7 @@ Examples:
   gdpcli convert dp:eps=1 --to mu                 tightest mu implied by 1-DP (GDPT Thm 5.1)
   gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5   group privacy for groups of 4
   gdpcli convert rdp:alpha=8,eps=1 --delta 1e-5 --method all   RDP -> (eps, delta), every conversion
+  gdpcli convert laplace:b=1 --epsilon 0:3:31 --plot laplace.png   also draw f and the profile
 """
 
 
@@ -39,12 +40,16 @@ def command(
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
     fmt: options.FormatOption = None,
+    plot: options.PlotOption = None,
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
     from gdpcli import accounting
     from gdpcli.cli import output, queries
+    from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import parse_spec
 
+    if plot:
+        plotting.check_target(plot)
     options.choice(fmt, "--format", output.FORMATS)
     options.choice(to, "--to", ("mu",))
     options.choice(method, "--method", (*accounting.METHODS, *accounting.CONVERSIONS))
@@ -63,11 +68,12 @@ def command(
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
     context = {"group": group} if group else {}
     rows: list[dict] = []
-    if deltas or epsilons or alphas:
+    if deltas or epsilons or alphas or plot:
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
             accountants, _ = accounting.select([parsed], method, conversions=conversions)
+    if deltas or epsilons or alphas:
         rows += queries.answer(
             accountants,
             deltas=deltas,
@@ -86,4 +92,9 @@ def command(
     inputs = options.echo_inputs(
         spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group, method=method
     )
-    output.emit(output.Result("convert", inputs, rows, title=f"gdpcli convert {spec}"), fmt)
+    title = f"gdpcli convert {spec}"
+    if plot:
+        references = [] if group else plotting.gdp_reference([parsed])
+        label = title + (f" --group {group}" if group else "")
+        plotting.plot_accountants(plot, label, accountants, references, epsilons)
+    output.emit(output.Result("convert", inputs, rows, title=title), fmt)

@@ -28,6 +28,7 @@ Examples:
   gdpcli convert gdp:mu=1 --epsilon 0:40:4001 -f csv | gdpcli gdpt-identify -
                                                     a sampled profile from stdin
   gdpcli gdpt-identify laplace:b=1 --table -f csv   the staircase bounds on G(eps), for plotting
+  gdpcli gdpt-identify laplace:b=1 --eps-head 10 --plot staircase.png   draw the staircase
 """
 
 TABLE_ROWS = 1000
@@ -68,11 +69,15 @@ def command(
     table: TableOption = False,
     refine: RefineOption = False,
     fmt: options.FormatOption = None,
+    plot: options.PlotOption = None,
 ) -> None:
     """Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval."""
     from gdpcli import profiles
     from gdpcli.cli import output
+    from gdpcli.cli import plot as plotting
 
+    if plot:
+        plotting.check_target(plot)
     options.choice(fmt, "--format", output.FORMATS)
     options.positive(eps_head, "--eps-head")
     if precision is not None and not 0 < precision <= 1:
@@ -108,7 +113,10 @@ def command(
     inputs = options.echo_inputs(
         input=source, precision=precision, eps_head=eps_head, table=table or None, refine=refine or None
     )
-    output.emit(output.Result("gdpt-identify", inputs, rows, f"gdpcli gdpt-identify {source}", notes), fmt)
+    title = f"gdpcli gdpt-identify {source}"
+    if plot:
+        plotting.plot_gdpt(plot, title, result)
+    output.emit(output.Result("gdpt-identify", inputs, rows, title, notes), fmt)
 
 
 def _summary(

@@ -133,12 +133,7 @@ def print_table(result: Result) -> None:
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False)
     header, constant = _split_constant(result.rows)
     caption = ", ".join(f"{key} = {_table_cell(value)}" for key, value in constant.items()) or None
-    table = Table(
-        title=result.title or f"gdpcli {result.command}",
-        title_justify="left",
-        caption=caption,
-        caption_justify="left",
-    )
+    table = Table(title=result.title or f"gdpcli {result.command}", title_justify="left")
     for key in header:
         table.add_column(key, justify="left" if key in ("guarantee", "method", "note") else "right")
     for row in result.rows:
@@ -149,6 +144,8 @@ def print_table(result: Result) -> None:
             cells.append(f"[{style}]{text}[/{style}]" if style else text)
         table.add_row(*cells)
     console.print(table)
+    if caption:
+        console.print(caption, markup=False)
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
 

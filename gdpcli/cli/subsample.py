@@ -33,6 +33,8 @@ Examples:
       100 steps with fixed-size batches: rigorous PLD bounds
   gdpcli subsample gdp:mu=1x100 --rate 0.01 --delta 1e-5 --max-epsilon 1
       CI budget check: exit 3 if the rigorous epsilon exceeds 1
+  gdpcli subsample gdp:mu=2 --rate 0.1 --epsilon 0:4:41 --plot subsampled.png
+      also draw C_p(f), the mechanism without subsampling and the profile
 """
 
 NEIGHBOURING = {"poisson": "add/remove", "fixed": "replace-one"}
@@ -106,7 +108,6 @@ class SubsampledStep:
         from gdpcli.accounting import Figures
 
         return [Figures(_array(self.profile(epsilons)), "exact", self.method)]
-
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.accounting import Figures
@@ -282,17 +283,21 @@ def command(
     delta: options.DeltaOption = None,
     epsilon: options.EpsilonOption = None,
     alpha: options.AlphaOption = None,
-    accuracy: options.AccuracyOption = 0.005,
+    accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     max_epsilon: options.MaxEpsilonOption = None,
     max_delta: options.MaxDeltaOption = None,
     fmt: options.FormatOption = None,
+    plot: options.PlotOption = None,
 ) -> None:
     """Amplification by subsampling: the privacy of a mechanism run on a random sample of the data."""
     import numpy as np
 
     from gdpcli.cli import output, queries
+    from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import SAMPLING_SCHEMES, parse_spec
 
+    if plot:
+        plotting.check_target(plot)
     options.choice(fmt, "--format", output.FORMATS)
     options.choice(sampling, "--sampling", SAMPLING_SCHEMES)
     options.positive(accuracy, "--accuracy")
@@ -323,6 +328,11 @@ def command(
         accountants, notes = _accountants(parsed, rate, sampling, accuracy)
         rows = queries.answer(accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=columns)
     _check_finite(rows)
+    title = f"gdpcli subsample {spec} at rate {rate:g} ({sampling} sampling, {NEIGHBOURING[sampling]})"
+    if plot:
+        references = plotting.subsampling_references(parsed, rate, sampling)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            plotting.plot_accountants(plot, title, accountants, references, epsilons)
     inputs = options.echo_inputs(
         spec=spec,
         rate=rate,
@@ -334,6 +344,5 @@ def command(
         max_epsilon=max_epsilon,
         max_delta=max_delta,
     )
-    title = f"gdpcli subsample {spec} at rate {rate:g} ({sampling} sampling, {NEIGHBOURING[sampling]})"
     output.emit(output.Result("subsample", inputs, rows, title, notes), fmt)
     queries.check_budget(rows, max_epsilon=max_epsilon, max_delta=max_delta)
