@@ -490,6 +490,7 @@ def test_large_epsilon_stays_exact(gdpcli) -> None:
     assert outcome.code == 0, outcome.stderr
     epsilon = outcome.json()["rows"][0]["epsilon"]
     with mp.workdps(50):
+
         def remove(e: mp.mpf) -> mp.mpf:
             e_base = mp.log(1 + (mp.exp(e) - 1) / mp.mpf("0.5"))
             a, b = -e_base / 100 + 50, -e_base / 100 - 50
@@ -497,7 +498,9 @@ def test_large_epsilon_stays_exact(gdpcli) -> None:
 
         assert remove(mp.mpf(epsilon)) <= mp.mpf("1e-300")
         assert remove(mp.mpf(epsilon) * (1 - mp.mpf("1e-9"))) > mp.mpf("1e-300")
-    for args in (("dp:eps=1000", "--rate", "0.5", "--alpha", "0,0.5"), ("laplace:eps=1000", "--rate", "0.5",
-                 "--alpha", "0.5")):
+    for args in (
+        ("dp:eps=1000", "--rate", "0.5", "--alpha", "0,0.5"),
+        ("laplace:eps=1000", "--rate", "0.5", "--alpha", "0.5"),
+    ):
         result = gdpcli("subsample", *args, "-f", "csv")
         assert result.code == 0 and "nan" not in result.stdout and "inf" not in result.stdout
