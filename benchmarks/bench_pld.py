@@ -9,35 +9,21 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as dpa
 
-from gdpcli.core import gdp, pld
+from gdpcli.accounting import dominating_pair
+from gdpcli.core import pld
+from gdpcli.mechanisms import parse_spec
 
 
 def gaussian(mu: float) -> pld.DominatingPair:
-    return pld.DominatingPair(lambda e: np.asarray(gdp.delta(e, mu)))
+    """The dominating pair gdpcli itself builds for gdp:mu=MU."""
+    return dominating_pair(parse_spec(f"gdp:mu={mu!r}"))
 
 
 def poisson_gaussian(mu: float, p: float) -> pld.DominatingPair:
-    """Poisson-subsampled Gaussian profiles: remove ((1-p) N(0,1) + p N(mu,1), N(0,1)) and add (reverse)."""
-
-    def remove(e: np.ndarray) -> np.ndarray:
-        e = np.asarray(e, dtype=float)
-        active = np.exp(e) > 1 - p
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inner = np.where(active, np.log1p(np.expm1(e) / p), 0.0)
-        return np.where(active, p * gdp.delta(inner, mu), -np.expm1(e))
-
-    def add(e: np.ndarray) -> np.ndarray:
-        e = np.asarray(e, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            weight = -np.expm1(e + np.log1p(-p))
-            active = weight > 0
-            inner = np.where(active, e + np.log(p) - np.log(np.where(active, weight, 1.0)), 0.0)
-        return np.where(active, weight * gdp.delta(inner, mu), 0.0)
-
-    return pld.DominatingPair(remove, add)
+    """The pair gdpcli builds for the Poisson-subsampled Gaussian (remove and add directions)."""
+    return dominating_pair(parse_spec(f"gdp:mu={mu!r},p={p!r},sampling=poisson"))
 
 
 def timed(function):

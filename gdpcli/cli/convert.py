@@ -48,9 +48,7 @@ def command(
     from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import parse_spec
 
-    if plot:
-        plotting.check_target(plot)
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, plot)
     options.choice(to, "--to", ("mu",))
     options.choice(method, "--method", (*accounting.METHODS, *accounting.CONVERSIONS))
     conversions = options.conversions(conversion)

@@ -76,9 +76,7 @@ def command(
     from gdpcli.cli import output
     from gdpcli.cli import plot as plotting
 
-    if plot:
-        plotting.check_target(plot)
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, plot)
     options.positive(eps_head, "--eps-head")
     if precision is not None and not 0 < precision <= 1:
         raise InputError(f"--precision: must be in (0, 1], got {precision!r}")

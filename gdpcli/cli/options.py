@@ -218,3 +218,14 @@ def conversions(value: str) -> tuple[str, ...]:
 
     choice(value, "--conversion", (*CONVERSIONS, "all"))
     return CONVERSIONS if value == "all" else (value,)
+
+
+def check_output(fmt: str | None, plot: Path | None) -> None:
+    """-f/--format names a known format and the --plot target can be written: checked before computing."""
+    from gdpcli.cli.output import FORMATS
+
+    choice(fmt, "--format", FORMATS)
+    if plot:
+        from gdpcli.cli.plot import check_target
+
+        check_target(plot)

@@ -59,11 +59,7 @@ def command(
     from gdpcli import dpsgd
     from gdpcli.cli import output, queries
 
-    options.choice(fmt, "--format", output.FORMATS)
-    if plot:
-        from gdpcli.cli import plot as plotting
-
-        plotting.check_target(plot)
+    options.check_output(fmt, plot)
     options.choice(sampling, "--sampling", dpsgd.SAMPLING)
     options.choice(method, "--method", dpsgd.METHODS)
     options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)

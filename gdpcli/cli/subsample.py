@@ -296,9 +296,7 @@ def command(
     from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import SAMPLING_SCHEMES, parse_spec
 
-    if plot:
-        plotting.check_target(plot)
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, plot)
     options.choice(sampling, "--sampling", SAMPLING_SCHEMES)
     options.positive(accuracy, "--accuracy")
     if not 0.0 < rate <= 1.0:
