@@ -106,7 +106,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l sampling-rate -x -d 'Sampling 
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l noise-multiplier -x -d 'Noise standard deviation / clipping norm (sigma).'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l epochs -x -d 'Epochs E; steps are counted as T = ceil(E N / B) (or ceil(E / q)).'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l steps -x -d 'Number of steps T (instead of --epochs).'
-complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l delta -x -d 'delta at which to report epsilon.'
+complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l delta -x -d 'delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l sampling -x -a 'poisson fixed' -d 'poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l method -x -a 'exact clt berry-esseen rdp all' -d 'exact (rigorous PLD upper and lower bounds; exact GDP when every step uses all data) | clt (CLT approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (rigorous band, fixed-size only) | rdp (moments accountant, Poisson) | all.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l conversion -x -a 'classic improved lemma1 lemma2 optimal all' -d 'RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).'

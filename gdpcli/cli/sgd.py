@@ -13,6 +13,7 @@ from gdpcli.errors import InputError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from gdpcli.accounting import Figures
     from gdpcli.dpsgd import Budget, Run
 
 EPILOG = """\b
@@ -45,7 +46,7 @@ def command(
     ] = None,
     epochs: options.EpochsOption = None,
     steps: options.StepsOption = None,
-    delta: Annotated[float | None, typer.Option("--delta", help="delta at which to report epsilon.")] = None,
+    delta: options.DeltaOption = None,
     sampling: options.SamplingOption = "poisson",
     method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "exact",
     conversion: options.ConversionOption = "optimal",
@@ -69,7 +70,7 @@ def command(
     options.positive(max_epsilon, "--max-epsilon")
     if delta is None:
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
-    options.probability(delta, "--delta")
+    deltas = options.deltas(delta)
     if noise_multiplier is None:
         raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
     if max_epsilon is not None and method == "clt":
@@ -88,17 +89,21 @@ def command(
         q, total, _ = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
     run = dpsgd.Run(q, total or 1, noise_multiplier, sampling)
     notes = _skipped(run, method)
-    figure_rows = [] if budget_only else _figure_rows(run, delta, method, accuracy, conversion, notes)
+    figure_rows = [] if budget_only else _figure_rows(run, deltas, method, accuracy, conversion, notes)
     rows = list(figure_rows)
     if target_epsilon is not None:
         budgets = [
-            dpsgd.largest_steps(
-                run, delta, target_epsilon, name, accuracy=accuracy, conversion=name_conversion
+            (
+                d,
+                dpsgd.largest_steps(
+                    run, d, target_epsilon, name, accuracy=accuracy, conversion=name_conversion
+                ),
             )
+            for d in deltas
             for name, name_conversion in _budget_methods(run, method, conversion)
         ]
-        rows += [_budget_row(budget, delta, total) for budget in budgets]
-        notes += _budget_notes(budgets, total)
+        rows += [_budget_row(budget, d, total) for d, budget in budgets]
+        notes += _budget_notes([budget for _, budget in budgets], total)
     if any(row.get("epsilon") == math.inf for row in rows):
         notes.append(
             "an epsilon of inf means that bound is vacuous at this delta (the true epsilon is finite)"
@@ -110,7 +115,7 @@ def command(
         noise_multiplier=noise_multiplier,
         epochs=epochs,
         steps=total,
-        delta=delta,
+        delta=deltas,
         sampling=sampling,
         method=method,
         conversion=conversion if method in ("rdp", "all") else None,
@@ -160,9 +165,10 @@ def _skipped(run: Run, method: str) -> list[str]:
 
 
 def _figure_rows(
-    run: Run, delta: float, method: str, accuracy: float, conversion: str, notes: list[str]
+    run: Run, deltas: list[float], method: str, accuracy: float, conversion: str, notes: list[str]
 ) -> list[dict[str, Any]]:
-    """One row per figure: the run, delta, epsilon, (mu for the CLT), guarantee, method.
+    """One row per (delta, figure): the run, delta, epsilon, (mu for the CLT), guarantee, method (and the
+    RDP order used).
 
     With --method all a method that fails is skipped with a note (alone it is an error).
     """
@@ -170,33 +176,39 @@ def _figure_rows(
     from gdpcli.errors import ComputationError
 
     names = [method] if method != "all" else [m for m in dpsgd.METHODS[:-1] if not dpsgd.unavailable(run, m)]
-    found = []
-    for name in names:
-        try:
-            found += dpsgd.figures(run, delta, name, accuracy=accuracy, conversion=conversion)
-        except ComputationError as error:
-            if method != "all":
-                raise
-            notes.append(f"skipped {name}: {error}")
     rows = []
-    for figure in found:
-        extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
-        rows.append(
-            {
-                **_context(run),
-                "delta": delta,
-                "epsilon": float(figure.values[0]),
-                **extra,
-                "guarantee": figure.guarantee,
-                "method": figure.method,
-            }
-        )
+    for name in names:
+        for delta in deltas:
+            try:
+                found = dpsgd.figures(run, delta, name, accuracy=accuracy, conversion=conversion)
+            except ComputationError as error:
+                if method != "all":
+                    raise
+                notes.append(f"skipped {name} at delta {delta:g}: {error}")
+                continue
+            rows += [_figure_row(run, delta, figure) for figure in found]
     return rows
+
+
+def _figure_row(run: Run, delta: float, figure: Figures) -> dict[str, Any]:
+    from gdpcli import dpsgd
+
+    extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
+    return {
+        **_context(run),
+        "delta": delta,
+        "epsilon": float(figure.values[0]),
+        **extra,
+        "guarantee": figure.guarantee,
+        "method": figure.method,
+        **(figure.details[0] if figure.details else {}),
+    }
 
 
 def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, str]]:
     """(method, conversion) pairs to search a budget with: one, or every available one for `all`."""
     from gdpcli import dpsgd
+    from gdpcli.accounting import CONVERSIONS
 
     if method != "all":
         names = [method]
@@ -204,7 +216,7 @@ def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, s
         names = [name for name in dpsgd.METHODS[:-1] if dpsgd.unavailable(run, name) is None]
     pairs = []
     for name in names:
-        conversions = ("classic", "improved", "lemma1", "optimal") if conversion == "all" else (conversion,)
+        conversions = CONVERSIONS if conversion == "all" else (conversion,)
         pairs += [(name, c) for c in conversions] if name == "rdp" else [(name, "optimal")]
     return pairs
 

@@ -385,3 +385,27 @@ def test_bad_input(gdpcli, args: tuple, message: str) -> None:
     assert outcome.code == 2, outcome.stderr
     assert outcome.stdout == "" and outcome.stderr.count("\n") == 1
     assert message in outcome.stderr
+
+
+def test_delta_list_like_every_command(gdpcli) -> None:
+    """--delta takes a list in sgd as in convert and compose; the RDP rows carry the order used."""
+    result = gdpcli(
+        "sgd",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5,1e-6",
+        "--method",
+        "rdp",
+        "-f",
+        "json",
+    )
+    assert result.code == 0, result.stderr
+    rows = result.json()["rows"]
+    assert [r["delta"] for r in rows] == [1e-5, 1e-6]
+    assert rows[1]["epsilon"] > rows[0]["epsilon"]
+    assert all(r["order"] > 1 for r in rows)
