@@ -11,7 +11,7 @@ import numpy as np
 
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
-from gdpcli.core.roots import bracketed_newton
+from gdpcli.core.roots import newton_on_active
 
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -114,14 +114,17 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
     safe_target = np.where(trivial | ~np.isfinite(mu), np.log(0.5 * _delta_at_zero(1.0)), log_target)
     hi = safe_mu * (0.5 * safe_mu - Phi_inv_exp(safe_target))
 
+    flat_mu, flat_target = safe_mu.ravel(), safe_target.ravel()
+
+    def terms(eps: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = flat_mu[index]
+        log = np.asarray(log_delta(eps, m))
+        return log - flat_target[index], -np.expm1(log_Phi(-eps / m + 0.5 * m) - log)
+
     def gap(eps: np.ndarray) -> np.ndarray:
         return log_delta(eps, safe_mu) - safe_target
 
-    def slope(eps: np.ndarray) -> np.ndarray:
-        a = -eps / safe_mu + 0.5 * safe_mu
-        return -np.expm1(log_Phi(a) - log_delta(eps, safe_mu))
-
-    eps = bracketed_newton(gap, slope, np.zeros_like(hi), hi)
+    eps = newton_on_active(terms, np.zeros_like(hi), hi)
     for _ in range(4):
         eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
     eps = np.where(trivial, 0.0, eps)
@@ -149,14 +152,18 @@ def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
         lo = np.where(too_high, 0.5 * lo, lo)
         hi = np.where(too_low, 2.0 * hi, hi)
 
+    flat_eps, flat_target = eps.ravel(), log_target.ravel()
+
+    def terms(m: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        e = flat_eps[index]
+        log = np.asarray(log_delta(e, m))
+        a = -e / m + 0.5 * m
+        return log - flat_target[index], np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log)
+
     def gap(m: np.ndarray) -> np.ndarray:
         return log_delta(eps, m) - log_target
 
-    def slope(m: np.ndarray) -> np.ndarray:
-        a = -eps / m + 0.5 * m
-        return np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta(eps, m))
-
-    result = bracketed_newton(gap, slope, lo, hi)
+    result = newton_on_active(terms, lo, hi)
     for _ in range(4):
         result = np.where(gap(result) > 0, np.nextafter(result, 0), result)
     return as_output(np.where(finite, result, np.inf))

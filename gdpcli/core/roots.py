@@ -25,35 +25,64 @@ def bracketed_newton(
 ) -> Vector:
     """Solve f(x) = 0 elementwise on brackets [lo, hi] with sign(f(lo)) != sign(f(hi)).
 
-    Safeguarded Newton: a step that leaves the current bracket (or is not
-    finite) is replaced by bisection, so convergence is guaranteed and, near
-    the root, quadratic. f may be increasing or decreasing in each element.
-    Each element stops when its bracket is narrow or its last Newton step was
-    below rtol relative (Newton approaches from one side, so the bracket alone
-    would shrink slowly); stopped elements are frozen, so a result does not
-    depend on the other elements of the batch (vectorized == scalar).
+    f and fprime take and return arrays of the brackets' shape; see newton_on_active for the method. Each
+    call evaluates every element (elements already solved are held at their root), so callers that can
+    evaluate a subset should use newton_on_active directly, which is faster on large arrays.
     """
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
-    lo, hi = lo.copy(), hi.copy()
-    sign_lo = np.sign(f(lo))
+    shape = lo.shape
+    point = _midpoint(lo, hi).ravel().copy()
+
+    def terms(x: Vector, index: Vector) -> tuple[Vector, Vector]:
+        point[index] = x
+        full = point.reshape(shape)
+        return np.asarray(f(full)).ravel()[index], np.asarray(fprime(full)).ravel()[index]
+
+    return newton_on_active(terms, lo, hi, rtol=rtol, maxiter=maxiter)
+
+
+def newton_on_active(
+    terms: Callable[[Vector, Vector], tuple[Vector, Vector]],
+    lo: Vector,
+    hi: Vector,
+    *,
+    rtol: float = 4e-16,
+    maxiter: int = 200,
+) -> Vector:
+    """Safeguarded Newton on brackets [lo, hi] (sign(f(lo)) != sign(f(hi))), evaluating only unsolved points.
+
+    terms(x, index) returns (f, f') at the points x of the flattened positions `index`. A Newton step that
+    leaves the current bracket (or is not finite) is replaced by bisection, so convergence is guaranteed
+    and, near the root, quadratic; f may increase or decrease in each element. An element stops when its
+    bracket is narrow or its last Newton step was below rtol relative (Newton approaches from one side,
+    so the bracket alone would shrink slowly). Solved elements leave the working set, so a result does not
+    depend on the other elements of the batch (vectorized == scalar) and large batches cost what their
+    hardest elements need, not maxiter times the batch.
+    """
+    lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+    shape = lo.shape
+    lo, hi = lo.ravel().copy(), hi.ravel().copy()
+    index = np.arange(lo.size)
+    sign_lo = np.sign(terms(lo, index)[0])
     x = _midpoint(lo, hi)
-    done = np.zeros(x.shape, dtype=bool)
     for _ in range(maxiter):
-        fx = f(x)
-        at_root = fx == 0
-        same_as_lo = np.sign(fx) == sign_lo
-        lo = np.where(done, lo, np.where(at_root, x, np.where(same_as_lo, x, lo)))
-        hi = np.where(done, hi, np.where(at_root, x, np.where(same_as_lo, hi, x)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = x - fx / fprime(x)
-        inside = np.isfinite(step) & (step > lo) & (step < hi)
-        tiny_step = inside & (np.abs(step - x) <= rtol * np.abs(x))
-        narrow = hi - lo <= rtol * np.maximum(np.abs(lo), np.abs(hi))
-        x = np.where(done, x, np.where(inside, step, _midpoint(lo, hi)))
-        done |= at_root | tiny_step | narrow
-        if np.all(done):
+        if index.size == 0:
             break
-    return x
+        xa, la, ha = x[index], lo[index], hi[index]
+        fx, slope = terms(xa, index)
+        at_root = fx == 0
+        same_as_lo = np.sign(fx) == sign_lo[index]
+        la = np.where(at_root | same_as_lo, xa, la)
+        ha = np.where(at_root | ~same_as_lo, xa, ha)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = xa - fx / slope
+        inside = np.isfinite(step) & (step > la) & (step < ha)
+        tiny_step = inside & (np.abs(step - xa) <= rtol * np.abs(xa))
+        narrow = ha - la <= rtol * np.maximum(np.abs(la), np.abs(ha))
+        x[index] = np.where(at_root, xa, np.where(inside, step, _midpoint(la, ha)))
+        lo[index], hi[index] = la, ha
+        index = index[~(at_root | tiny_step | narrow)]
+    return x.reshape(shape)
 
 
 def _midpoint(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
