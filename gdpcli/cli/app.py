@@ -15,12 +15,24 @@ from gdpcli import __version__
 from gdpcli.cli import calibrate, compose, convert, gdpt, sgd, subsample
 from gdpcli.errors import GdpcliError
 
+ROOT_EPILOG = """\b
+Examples:
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --epochs 60 --delta 1e-5
+  gdpcli convert gdp:mu=1 --delta 1e-5
+  gdpcli compose gaussian:sigma=3 laplace:b=2 --delta 1e-5
+  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5
+"""
+
 app = typer.Typer(
     name="gdpcli",
-    help="A privacy calculator built on f-differential privacy and Gaussian differential privacy.",
+    help="A privacy calculator built on f-differential privacy and Gaussian differential privacy.\n\n"
+    "Every figure is labelled exact, upper_bound, lower_bound or approximation. Exit codes: 0 ok, "
+    "1 could not compute, 2 bad input, 3 budget exceeded. COMMAND --help shows examples.",
+    epilog=ROOT_EPILOG,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain text: "[plot]" in a pip hint must not be read as markup
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

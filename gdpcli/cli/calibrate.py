@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families).",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 TargetEpsilonOption = Annotated[
