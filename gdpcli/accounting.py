@@ -222,7 +222,9 @@ def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
     if all(isinstance(m, ApproxDP) for m in mechanisms):
         epsilons = {m.epsilon for m in mechanisms}
         times = sum(spec.times for spec in specs)
-        if len(epsilons) == 1 and min(epsilons) > 0 and times <= _BINOMIAL_MAX_TIMES:
+        if epsilons == {0.0}:  # f_{0,delta_1} (x) ... = f_{0, 1 - prod(1 - delta_i)} (GDP paper eq. 11)
+            return ExactSingle(ApproxDP(0.0, _uniform_delta(specs)))
+        if len(epsilons) == 1 and times <= _BINOMIAL_MAX_TIMES:
             return Binomial(epsilons.pop(), times, _uniform_delta(specs))
     return None
 

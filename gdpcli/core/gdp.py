@@ -112,7 +112,8 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
     trivial = (delta >= _delta_at_zero(mu)) | (mu == 0)
     safe_mu = np.where(trivial | ~np.isfinite(mu), 1.0, mu)
     safe_target = np.where(trivial | ~np.isfinite(mu), np.log(0.5 * _delta_at_zero(1.0)), log_target)
-    hi = safe_mu * (0.5 * safe_mu - Phi_inv_exp(safe_target))
+    with np.errstate(over="ignore"):  # mu near 1e300: eps overflows to inf, which is the answer
+        hi = safe_mu * (0.5 * safe_mu - Phi_inv_exp(safe_target))
 
     flat_mu, flat_target = safe_mu.ravel(), safe_target.ravel()
 
@@ -124,7 +125,8 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
     def gap(eps: np.ndarray) -> np.ndarray:
         return log_delta(eps, safe_mu) - safe_target
 
-    eps = newton_on_active(terms, np.zeros_like(hi), hi)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps = newton_on_active(terms, np.zeros_like(hi), hi)
     for _ in range(4):
         eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
     eps = np.where(trivial, 0.0, eps)
@@ -189,8 +191,15 @@ def rdp(order: ArrayLike, mu: ArrayLike) -> ArrayLike:
 
 
 def compose(mus: np.ndarray) -> float:
-    """Composition of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP (GDP paper Cor. 2)."""
-    return float(np.sqrt(np.sum(np.square(np.asarray(mus, dtype=float)))))
+    """Composition of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP (GDP paper Cor. 2).
+
+    Scaled by the largest mu so that neither 1e-300 nor 1e300 under- or overflows in the squares.
+    """
+    mus = np.abs(np.asarray(mus, dtype=float))
+    largest = float(np.max(mus)) if mus.size else 0.0
+    if largest == 0.0 or not np.isfinite(largest):
+        return largest
+    return largest * float(np.sqrt(np.sum(np.square(mus / largest))))
 
 
 __all__ = [

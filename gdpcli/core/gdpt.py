@@ -145,7 +145,9 @@ def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
     by a relative 1e-12. Either is also kept above the analytic lower bound of _mu_start, which is
     exact at eps = 0 and so repairs the check where log delta_mu itself loses its digits (delta within
     1e-16 of 1, or mu below 1e-16 at eps = 0, where gdp.log_delta cancels). Works in log space, so
-    deltas far below the float range (e^-5000) are fine. delta = 0 gives 0, delta >= 1 gives inf.
+    deltas far below the float range (e^-5000) are fine. delta = 0 gives 0; delta >= 1 gives inf on the
+    upper side and, on the lower side, the finite mu of the largest delta below 1 (a delta that rounded to
+    1 may be 1 - 1e-17, so inf would not be a safe lower bound).
     This is gdp.mu in log space with a rounding direction, which the staircase bounds need.
     """
     if side not in ("lower", "upper"):
@@ -155,6 +157,9 @@ def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
     )
     shape = epsilon.shape
     epsilon, log_delta = epsilon.reshape(-1), log_delta.reshape(-1)
+    if side == "lower":
+        # delta that rounds to 1 may be 1 - 1e-17: the safe lower bound uses the largest delta below 1
+        log_delta = np.where(log_delta >= 0.0, np.log1p(-np.finfo(float).epsneg), log_delta)
     result = np.where(log_delta >= 0.0, np.inf, 0.0)
     inner = np.flatnonzero((log_delta < 0.0) & (log_delta > -np.inf))
     eps, target = epsilon[inner], log_delta[inner]

@@ -187,3 +187,19 @@ def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:
             rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5", "-f", "json"))[0]["epsilon"]
         )
     )
+
+
+def test_delta_only_guarantees_compose_exactly(gdpcli) -> None:
+    """f_{0,d} three times is f_{0, 1 - (1 - d)^3} (GDP paper eq. 11): delta 0.875 at every eps >= 0."""
+    result = rows(
+        gdpcli("compose", "dp:eps=0,delta=0.5x3", "--delta", "0.9,0.5", "--alpha", "0.05", "-f", "json")
+    )
+    assert [r["epsilon"] for r in result if "epsilon" in r] == [0.0, "inf"]
+    [beta] = [r["beta"] for r in result if "beta" in r]
+    assert beta == pytest.approx(1 - 0.875 - 0.05, rel=1e-12)
+    assert all(r["guarantee"] == "exact" for r in result)
+
+
+def test_gdp_composition_does_not_underflow(gdpcli) -> None:
+    [row] = rows(gdpcli("compose", "gdp:mu=3e-300", "gdp:mu=4e-300", "--to", "mu", "-f", "json"))
+    assert row["mu"] == pytest.approx(5e-300, rel=1e-15)
