@@ -142,8 +142,11 @@ class NumericalPLD:
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        bounds = [pld.delta_bounds(self.components, float(e), accuracy=self.accuracy) for e in epsilons]
-        return self._figures(bounds)
+        upper, lower = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
+        return [
+            Figures(np.atleast_1d(upper), "upper_bound", self.method),
+            Figures(np.atleast_1d(lower), "lower_bound", self.method),
+        ]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld

@@ -578,27 +578,39 @@ def epsilon_bounds(
 
 def delta_bounds(
     components: Components,
-    epsilon: float,
+    epsilon: ArrayLike,
     *,
     accuracy: float = DEFAULT_ACCURACY,
     max_points: int = MAX_POINTS,
-) -> Bounds:
-    """Bounds on delta(eps) of the composition: the worst direction's profile at eps.
+) -> tuple[ArrayLike, ArrayLike]:
+    """(upper, lower) bounds on delta(eps) of the composition, the worst direction's profile, at every eps
+    of an array from ONE composition per grid (a whole privacy-profile table costs what one point does).
 
-    Refined until upper <= (1 + accuracy) lower + 1e-15. The FFT cannot resolve delta below 1e3 times
-    its round-off estimate, so the upper bound is never reported below that floor (a delta that is
-    truly 0, e.g. beyond a Laplace composition's largest loss, is reported as <= the floor). Bounds are
+    Refined until upper <= (1 + accuracy) lower + 1e-15 at every eps. The FFT cannot resolve delta below
+    1e3 times its round-off estimate, so the upper bound is never reported below that floor (a delta that
+    is truly 0, e.g. beyond a Laplace composition's largest loss, is reported as <= the floor). Bounds are
     rounded outward by 1e-12 relative.
     """
+    epsilon = np.asarray(epsilon, dtype=float)
+    flat = np.atleast_1d(epsilon)
+    result: dict[str, np.ndarray] = {}
 
     def measure(composed: Composed) -> tuple[float, float]:
-        upper = max(float(p.delta(epsilon)) for p in composed.upper)
-        lower = max(float(p.delta(epsilon)) for p in composed.lower)
+        upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
+        lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
         floor = _ROUND_OFF_MARGIN * composed.round_off()
-        return min(max(upper * (1 + _SAFETY), floor), 1.0), lower * (1 - _SAFETY)
+        upper = np.minimum(np.maximum(upper * (1 + _SAFETY), floor), 1.0)
+        lower = lower * (1 - _SAFETY)
+        result["upper"], result["lower"] = upper, lower
+        allowed = np.maximum(accuracy * lower + 1e-15, floor)
+        worst = int(np.argmax(upper - lower - allowed))  # the point that decides whether to refine
+        return float(upper[worst]), float(lower[worst])
 
     interval = initial_interval(components, accuracy)
-    return _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
+    _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
+    return as_output(result["upper"].reshape(epsilon.shape)), as_output(
+        result["lower"].reshape(epsilon.shape)
+    )
 
 
 def _check_delta(delta: float) -> None:

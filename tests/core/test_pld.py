@@ -237,10 +237,16 @@ def test_gaussian_sigma20_x1000() -> None:
 
 def test_gaussian_delta_bounds_bracket_gdp() -> None:
     mu_total = np.sqrt(50) * 0.2
-    bounds = pld.delta_bounds([(gaussian(0.2), 50)], 2.0)
+    upper, lower = pld.delta_bounds([(gaussian(0.2), 50)], 2.0)
     exact = gdp.delta(2.0, mu_total)
-    assert bounds.lower <= exact <= bounds.upper
-    assert bounds.upper <= 1.005 * bounds.lower + 1e-15
+    assert lower <= exact <= upper
+    assert upper <= 1.005 * lower + 1e-15
+    # a whole profile table from one composition per grid, each point bracketing the exact value
+    epsilons = np.linspace(0.0, 6.0, 61)
+    uppers, lowers = pld.delta_bounds([(gaussian(0.2), 50)], epsilons)
+    exacts = gdp.delta(epsilons, mu_total)
+    assert np.all(lowers <= exacts) and np.all(exacts <= uppers)
+    assert np.all(uppers <= 1.005 * lowers + 1e-9)  # 1e-9: far above this case's round-off floor
 
 
 def _dp_accounting_heterogeneous(pessimistic: bool, interval: float) -> float:
