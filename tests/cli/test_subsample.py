@@ -413,7 +413,8 @@ def test_formats(gdpcli) -> None:
     }
 
 
-def test_help_and_epilog_examples(gdpcli) -> None:
+def test_help_and_epilog_examples(gdpcli, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # an example writes a --plot file
     helped = gdpcli("subsample", "--help")
     assert helped.code == 0
     assert "same C_p(f)" in " ".join(helped.stdout.split())
