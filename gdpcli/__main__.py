@@ -1,5 +1,24 @@
-"""`python -m gdpcli`."""
+"""Entry point of `gdpcli` and `python -m gdpcli`.
 
-from gdpcli.cli.app import main
+`--version` is answered before the CLI framework is imported: it needs nothing but the package itself.
+"""
 
-main()
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """Console-script entry point."""
+    if sys.argv[1:] == ["--version"]:
+        from gdpcli import __version__
+
+        print(f"gdpcli {__version__}")
+        return
+    from gdpcli.cli.app import main as run_cli
+
+    run_cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -190,3 +190,13 @@ def test_group_of_laplace_brackets_the_closed_form(gdpcli) -> None:
     # Laplace trade-off at eps0 = 2, alpha = 0.3 in the middle piece: e^{-2} / (4 alpha)
     assert beta["beta"] == pytest.approx(math.exp(-2) / 1.2, rel=1e-12)
     assert beta["guarantee"] == "exact"
+
+
+def test_version_needs_only_the_package() -> None:
+    """`--version` is answered before typer is imported (it works even where typer is missing)."""
+    code = (
+        "import sys\nsys.argv = ['gdpcli', '--version']\nfrom gdpcli.__main__ import main\nmain()\n"
+        "print('typer' in sys.modules)"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.splitlines() == ["gdpcli 0.1.0", "False"]

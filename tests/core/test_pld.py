@@ -8,7 +8,6 @@ The dominating pairs are built here from closed-form privacy profiles.
 from __future__ import annotations
 
 import json
-import time
 from math import comb
 from pathlib import Path
 
@@ -284,11 +283,9 @@ def test_heterogeneous_list_against_dp_accounting() -> None:
 def test_mnist_poisson_dp_sgd() -> None:
     mnist = REFERENCE["dp_sgd_mnist"]
     rate = mnist["batch"] / mnist["n"]
-    start = time.perf_counter()
     bounds = pld.epsilon_bounds(
         [(poisson_gaussian(1 / mnist["sigma"], rate), mnist["steps"])], mnist["delta"]
     )
-    print(f"MNIST Poisson DP-SGD: {bounds} in {time.perf_counter() - start:.2f} s")
     assert 2.3715 <= bounds.upper <= 2.3920
     assert bounds.lower <= 2.3818
     assert bounds.lower <= mnist["pld_poisson_upper"]
@@ -356,13 +353,11 @@ def test_asymmetric_tradeoff_uses_the_worse_direction() -> None:
 # ---------------------------------------------------------------- failure modes
 
 
-def test_memory_cap_raises_quickly() -> None:
-    start = time.perf_counter()
+def test_memory_cap_raises_before_allocating() -> None:
     with pytest.raises(ComputationError, match="would need"):
         pld.epsilon_bounds([(gaussian(0.05), 10**6)], 1e-5, accuracy=1e-9, max_points=2**22)
     with pytest.raises(ComputationError, match="would need"):
         pld.discretize(gaussian(1.0).remove, 1e-9, pessimistic=True, loss_range=(-10.0, 10.0))
-    assert time.perf_counter() - start < 60  # generous: the point is that nothing huge is allocated
 
 
 def test_round_off_floor_raises() -> None:
