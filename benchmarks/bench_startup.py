@@ -4,7 +4,7 @@
 
 `gdpcli --version` against `python -c "import typer"` (the CLI framework every invocation needs), and
 `gdpcli convert gdp:mu=1 --delta 1e-5` against `python -c "import numpy, scipy.special"` (the numerics a
-GDP conversion needs). gdpcli runs as its console script does (`gdpcli.cli.app:main`) in a `python -c`
+GDP conversion needs). gdpcli runs as its console script does (`gdpcli.__main__:main`) in a `python -c`
 process, which imports gdpcli from the current directory first: the code in the tree. Each command runs
 once to warm the file cache, then the commands alternate (interleaved, so drifts in machine load hit all
 of them alike); the median wall time counts.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bench_sgd import timed
 
-GDPCLI = ["-c", "import re, sys; from gdpcli.cli.app import main; sys.argv[0] = 'gdpcli'; main()"]
+GDPCLI = ["-c", "import re, sys; from gdpcli.__main__ import main; sys.argv[0] = 'gdpcli'; main()"]
 """What the `gdpcli` console script that pip generates runs (its `import re` included)."""
 
 PAIRS = [
