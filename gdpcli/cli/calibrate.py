@@ -89,7 +89,7 @@ def gaussian(
     from gdpcli.cli import output
     from gdpcli.core import calibrate, gdp
 
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, None)
     options.positive(sens, "--sens")
     notes: list[str] = []
     if mu is not None:
@@ -150,7 +150,7 @@ def laplace(
     from gdpcli.cli import output
     from gdpcli.core import calibrate
 
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, None)
     options.positive(sens, "--sens")
     epsilons = _targets(epsilon, "--epsilon")
     if epsilons is None:
@@ -199,7 +199,7 @@ def family(
     from gdpcli.cli import output
     from gdpcli.core import partial_order
 
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, None)
     formula = expr.parse(noise)
     pairs = _epsilon_delta_pairs(epsilon, delta)
     feasible = _feasible_noise(formula)
@@ -280,7 +280,7 @@ def sgd(
     from gdpcli import dpsgd
     from gdpcli.cli import output
 
-    options.choice(fmt, "--format", output.FORMATS)
+    options.check_output(fmt, None)
     options.choice(sampling, "--sampling", dpsgd.SAMPLING)
     options.choice(method, "--method", SGD_METHODS)
     options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)

@@ -43,14 +43,6 @@ RateOption = Annotated[
     float,
     typer.Option("--rate", help="Sampling rate p in (0, 1]: the chance that a record is in the sample."),
 ]
-SamplingOption = Annotated[
-    str,
-    typer.Option(
-        "--sampling",
-        help="poisson (add/remove neighbours) | fixed (fixed-size batches, replace-one neighbours). "
-        "For one step both give the same C_p(f); they differ once composed (SPECxN).",
-    ),
-]
 
 _PROFILE_POINTS = 20001  # eps grid of the Laplace lower bound (gap to the upper bound ~1e-10 at eps0 = 1)
 _GRID_POINTS = 20001  # knots per family of the Laplace upper bound
@@ -279,7 +271,7 @@ def command(
         typer.Argument(help="Mechanism spec without p=/sampling=, e.g. gdp:mu=1 or gaussian:sigma=1.1x100."),
     ],
     rate: RateOption,
-    sampling: SamplingOption = "poisson",
+    sampling: options.SamplingOption = "poisson",
     delta: options.DeltaOption = None,
     epsilon: options.EpsilonOption = None,
     alpha: options.AlphaOption = None,
@@ -289,7 +281,10 @@ def command(
     fmt: options.FormatOption = None,
     plot: options.PlotOption = None,
 ) -> None:
-    """Amplification by subsampling: the privacy of a mechanism run on a random sample of the data."""
+    """Amplification by subsampling: the privacy of a mechanism run on a random sample of the data.
+
+    For one step both sampling schemes give the same C_p(f); they differ once composed (SPECxN).
+    """
     import numpy as np
 
     from gdpcli.cli import output, queries
