@@ -136,8 +136,11 @@ class NumericalPLD:
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        bounds = [pld.epsilon_bounds(self.components, float(d), accuracy=self.accuracy) for d in deltas]
-        return self._figures(bounds)
+        bounds = pld.epsilon_bounds(self.components, np.asarray(deltas, dtype=float), accuracy=self.accuracy)
+        return [
+            Figures(np.atleast_1d(bounds.upper), "upper_bound", self.method),
+            Figures(np.atleast_1d(bounds.lower), "lower_bound", self.method),
+        ]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
@@ -156,11 +159,6 @@ class NumericalPLD:
             Figures(np.atleast_1d(lower), "lower_bound", self.method),
             Figures(np.atleast_1d(upper), "upper_bound", self.method),
         ]
-
-    def _figures(self, bounds: list) -> list[Figures]:
-        upper = np.array([b.upper for b in bounds])
-        lower = np.array([b.lower for b in bounds])
-        return [Figures(upper, "upper_bound", self.method), Figures(lower, "lower_bound", self.method)]
 
 
 def dominating_pair(spec: Spec) -> object:

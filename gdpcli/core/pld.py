@@ -390,10 +390,11 @@ Components = Sequence[tuple[DominatingPair, int]]
 
 @dataclass(frozen=True)
 class Bounds:
-    """Rigorous bounds lower <= true value <= upper, found with grid interval `interval`."""
+    """Rigorous bounds lower <= true value <= upper (floats, or arrays for array queries), found with grid
+    interval `interval`."""
 
-    upper: float
-    lower: float
+    upper: ArrayLike
+    lower: ArrayLike
     interval: float
 
 
@@ -519,7 +520,13 @@ def _refine(
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it the array size is predicted from the last
     one and checked against the cap, so an impossible accuracy fails fast. Starts at `interval`.
+    If finer grids stop closing the gap (three refinements in a row, each at least halving the
+    interval, without shrinking the best gap by a third: the rest of the gap is not discretization but
+    tail truncation or round-off, which a finer grid cannot remove), the tightest bounds found are
+    returned: rigorous, just wider than asked. (Single refinements can stall by grid alignment.)
     """
+    best: Bounds | None = None
+    stalls = 0
     while True:
         composed = compose_all(components, interval, max_points)
         upper, lower = measure(composed)
@@ -529,6 +536,11 @@ def _refine(
             allowed = max(allowed, _ROUND_OFF_MARGIN * composed.round_off())
         if gap <= allowed:
             return Bounds(upper, lower, float(interval))
+        stalls = stalls + 1 if best is not None and gap > (best.upper - best.lower) * (2.0 / 3.0) else 0
+        if best is None or gap < best.upper - best.lower:
+            best = Bounds(upper, lower, float(interval))
+        if stalls >= 3:
+            return best
         shrink = (
             0.25
             if not np.isfinite(gap) or allowed <= 0
@@ -549,31 +561,48 @@ def _check_round_off(delta: float, composed: Composed) -> None:
 
 
 def epsilon_bounds(
-    components: Components, delta: float, *, accuracy: float = DEFAULT_ACCURACY, max_points: int = MAX_POINTS
+    components: Components,
+    delta: ArrayLike,
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    max_points: int = MAX_POINTS,
 ) -> Bounds:
-    """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP.
+    """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP, for one delta or an
+    array of them from ONE composition per grid (Bounds then holds arrays).
 
     components: (dominating pair, times) list. The upper bound is the eps of the worst direction of the
     pessimistic PLDs, the lower bound that of the optimistic ones; refined until upper <= (1 + accuracy)
-    lower (or the two differ by less than 1e-6 accuracy). Bounds are rounded outward by 1e-12 relative.
+    lower (or the two differ by less than 1e-6 accuracy) at every delta. Bounds are rounded outward by
+    1e-12 relative.
     """
-    _check_delta(delta)
+    delta = np.asarray(delta, dtype=float)
+    flat = np.atleast_1d(delta)
+    for value in flat:
+        _check_delta(float(value))
+    result: dict[str, np.ndarray] = {}
 
     def measure(composed: Composed) -> tuple[float, float]:
-        _check_round_off(delta, composed)
+        _check_round_off(float(flat.min()), composed)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            upper = max(float(p.epsilon(delta)) for p in composed.upper)
-            lower = max(float(p.epsilon(delta)) for p in composed.lower)
-        if not upper < _EPSILON_LIMIT:
+            upper = np.max([np.atleast_1d(p.epsilon(flat)) for p in composed.upper], axis=0)
+            lower = np.max([np.atleast_1d(p.epsilon(flat)) for p in composed.lower], axis=0)
+        if not np.all(upper < _EPSILON_LIMIT):
             raise ComputationError(
-                f"epsilon at delta {delta:g} is above {_EPSILON_LIMIT:g}, beyond the PLD accountant's range",
+                f"epsilon at delta {flat[np.argmax(upper)]:g} is above {_EPSILON_LIMIT:g}, beyond the PLD "
+                "accountant's range",
                 hint="the accountant works with e^eps; use --method rdp, which has no such limit",
             )
-        return max(upper, 0.0) * (1 + _SAFETY) + _SAFETY, max(lower, 0.0) * (1 - _SAFETY)
+        upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
+        lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
+        result["upper"], result["lower"] = upper, lower
+        worst = int(np.argmax(upper - lower - (accuracy * lower + 1e-6 * accuracy)))  # decides refinement
+        return float(upper[worst]), float(lower[worst])
 
-    return _refine(
+    bounds = _refine(
         components, measure, accuracy, 1e-6 * accuracy, max_points, initial_interval(components, accuracy)
     )
+    upper, lower = result["upper"].reshape(delta.shape), result["lower"].reshape(delta.shape)
+    return Bounds(as_output(upper), as_output(lower), bounds.interval)
 
 
 def delta_bounds(

@@ -369,3 +369,17 @@ def test_heavy_tail_raises() -> None:
     never_small = pld.DominatingPair(lambda e: np.where(np.asarray(e) < 800, 0.5, 0.0))
     with pytest.raises(ComputationError):
         pld.epsilon_bounds([(never_small, 2)], 1e-5)
+
+
+def test_bounds_returned_when_a_finer_grid_stops_helping() -> None:
+    """At delta 1e-7 the MNIST-like gap is not discretization: refining must stop (and stay rigorous)
+    instead of growing the grid to the memory cap."""
+    component = [(poisson_gaussian(1 / 1.1, 0.004), 14063)]
+    bounds = pld.epsilon_bounds(component, np.array([1e-5, 1e-7]))
+    assert np.all(bounds.lower <= bounds.upper)
+    assert bounds.upper[1] > bounds.upper[0]
+    # an independent rigorous upper bound: RDP of the same run is never below the PLD lower bound
+    from gdpcli.core import rdp
+
+    curve = rdp.self_compose(lambda a: rdp.subsampled_gaussian(a, 0.004, 1.1), 14063)
+    assert bounds.lower[1] <= rdp.epsilon_from_curve(curve, 1e-7, "optimal").value
