@@ -12,6 +12,7 @@ import numpy as np
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
 from gdpcli.core.roots import newton_on_active
+from gdpcli.core.rounding import elementwise, to_safe_side
 
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -103,15 +104,16 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
 
     Bracket: eps = 0 and eps_hi = mu (mu/2 - Phi^-1(delta)), where Phi(a) = delta
     already bounds delta(eps_hi) <= delta. Safeguarded Newton on log delta, whose
-    derivative in eps is 1 - Phi(a)/delta(eps). The result is nudged up by ulps
-    until delta(eps; mu) <= delta holds in floating point, so (eps, delta) is a
-    valid guarantee.
+    derivative in eps is 1 - Phi(a)/delta(eps). The root is then moved up to the
+    nearest float at which delta(eps; mu) <= delta holds as computed by `delta`
+    (core.rounding), so (eps, delta) is a valid guarantee in floating point too.
     """
     delta, mu = np.broadcast_arrays(np.asarray(delta, dtype=float), np.asarray(mu, dtype=float))
     log_target = np.log(delta)
     trivial = (delta >= _delta_at_zero(mu)) | (mu == 0)
-    safe_mu = np.where(trivial | ~np.isfinite(mu), 1.0, mu)
-    safe_target = np.where(trivial | ~np.isfinite(mu), np.log(0.5 * _delta_at_zero(1.0)), log_target)
+    settled = trivial | ~np.isfinite(mu)
+    safe_mu = np.where(settled, 1.0, mu)
+    safe_target = np.where(settled, np.log(0.5 * _delta_at_zero(1.0)), log_target)
     with np.errstate(over="ignore"):  # mu near 1e300: eps overflows to inf, which is the answer
         hi = safe_mu * (0.5 * safe_mu - Phi_inv_exp(safe_target))
 
@@ -122,16 +124,22 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
         log = np.asarray(log_delta(eps, m))
         return log - flat_target[index], -np.expm1(log_Phi(-eps / m + 0.5 * m) - log)
 
-    def gap(eps: np.ndarray) -> np.ndarray:
-        return log_delta(eps, safe_mu) - safe_target
-
     with np.errstate(over="ignore", invalid="ignore"):
         eps = newton_on_active(terms, np.zeros_like(hi), hi)
-    for _ in range(4):
-        eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
+        eps = to_safe_side(eps, elementwise(_delta_at_most, mu, delta, settled), "up", what="gdp.epsilon")
     eps = np.where(trivial, 0.0, eps)
     eps = np.where(np.isposinf(mu), np.inf, eps)
     return as_output(eps)
+
+
+def _delta_at_most(
+    epsilon: np.ndarray, mu: np.ndarray, target: np.ndarray, settled: np.ndarray | bool = False
+) -> np.ndarray:
+    """The defining inequality of gdp.epsilon and gdp.mu, delta(eps; mu) <= target, as `delta` computes
+    it; `settled` marks elements whose answer is set otherwise (they pass)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        safe_mu = np.where(settled, 1.0, mu)
+        return settled | (np.asarray(delta(epsilon, safe_mu)) <= target)
 
 
 def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
@@ -139,7 +147,8 @@ def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
 
     delta(eps; mu) increases in mu with d delta / d mu = phi(a) (a = -eps/mu + mu/2),
     so d log delta / d mu = phi(a) / delta. Brackets come from doubling/halving;
-    the root is nudged down by ulps until the inequality holds in floating point.
+    the root is then moved down to the nearest float at which delta(eps; mu) <= delta
+    holds as computed by `delta` (core.rounding).
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
     log_target = np.log(delta)
@@ -162,12 +171,12 @@ def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
         a = -e / m + 0.5 * m
         return log - flat_target[index], np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log)
 
-    def gap(m: np.ndarray) -> np.ndarray:
-        return log_delta(eps, m) - log_target
-
     result = newton_on_active(terms, lo, hi)
-    for _ in range(4):
-        result = np.where(gap(result) > 0, np.nextafter(result, 0), result)
+
+    def holds(m: np.ndarray, e: np.ndarray, target: np.ndarray, skip: np.ndarray) -> np.ndarray:
+        return _delta_at_most(e, m, target) | skip
+
+    result = to_safe_side(result, elementwise(holds, eps, delta, ~finite), "down", what="gdp.mu")
     return as_output(np.where(finite, result, np.inf))
 
 

@@ -1,13 +1,11 @@
 """Tests for gdpcli.core.clt: CLT functionals, Theorems 5-7, the Berry-Esseen band and the NoisySGD formulas.
 
-Expected numbers come from ../reference/values.json or from mpmath recipes written next to them.
+Expected numbers come from tests/data/values.json or from mpmath recipes written next to them.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -19,8 +17,8 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import norm
 
 from gdpcli.core import clt, gdp
+from tests.conftest import REFERENCE
 
-REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
 MNIST = REFERENCE["dp_sgd_mnist"]
 FIELDS = ("kl", "kappa2", "kappa3", "kappa3bar", "variance")
 SETTINGS = settings(max_examples=40, deadline=None)

@@ -7,9 +7,7 @@ The dominating pairs are built here from closed-form privacy profiles.
 
 from __future__ import annotations
 
-import json
 from math import comb
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +17,7 @@ from scipy import integrate, stats
 
 from gdpcli.core import gdp, pld
 from gdpcli.errors import ComputationError
-
-REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
-
+from tests.conftest import REFERENCE
 
 # ---------------------------------------------------------------- closed-form dominating pairs
 

@@ -1,13 +1,10 @@
 """Tests for gdpcli.core.rdp: RDP curves and RDP -> (eps, delta) conversions.
 
-Expected numbers come from /work/shared/reference/values.json, from mpmath recipes written next to the
+Expected numbers come from tests/data/values.json, from mpmath recipes written next to the
 check, or from dp-accounting (test-only).
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -18,8 +15,8 @@ from hypothesis import strategies as st
 from gdpcli.core import gdp, rdp
 from gdpcli.core.roots import largest_integer_where
 from gdpcli.errors import InputError
+from tests.conftest import REFERENCE
 
-REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
 ASOODEH = REFERENCE["asoodeh_gaussian_sigma20_delta1e-5"]
 MNIST = REFERENCE["dp_sgd_mnist"]
 

@@ -1,13 +1,10 @@
 """Tests for gdpcli.core.subsample: C_p, eq. (13), Cor. 3, Poisson and fixed-size profile transforms.
 
-Expected numbers come from /work/shared/reference/values.json, mpmath recipes written here, or
+Expected numbers come from tests/data/values.json, mpmath recipes written here, or
 dp-accounting; the closed forms are also checked against the independent grid route of tradeoff.py.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -36,8 +33,8 @@ from gdpcli.core.tradeoff import (
     profile_from_grid,
 )
 from gdpcli.errors import InputError
+from tests.conftest import REFERENCE
 
-REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
 EQ13 = REFERENCE["subsample_gdp_eq_13"]
 COR3 = REFERENCE["subsample_corollary_3"]
 SETTINGS = settings(max_examples=20, deadline=None)

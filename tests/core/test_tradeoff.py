@@ -1,13 +1,11 @@
 """Tests for gdpcli.core.tradeoff: closed forms, grids, conversions, group privacy.
 
-Expected numbers come from /work/shared/reference/values.json or from mpmath recipes written here.
+Expected numbers come from tests/data/values.json or from mpmath recipes written here.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -33,8 +31,8 @@ from gdpcli.core.tradeoff import (
     tradeoff_from_profile,
 )
 from gdpcli.errors import InputError
+from tests.conftest import REFERENCE
 
-REFERENCE = json.loads(Path("/work/shared/reference/values.json").read_text())
 SETTINGS = settings(max_examples=30, deadline=None)
 UNIFORM = np.linspace(0.0, 1.0, 401)
 
