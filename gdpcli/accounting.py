@@ -16,11 +16,20 @@ import numpy as np
 
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import ComputationError
+from gdpcli.errors import BudgetExceeded, ComputationError
+from gdpcli.guarantees import Guarantee
 from gdpcli.mechanisms import ApproxDP, Laplace, Mechanism, Renyi, Spec
 
 METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
+
+
+EXACT, UPPER, LOWER, APPROXIMATION = (
+    Guarantee.EXACT,
+    Guarantee.UPPER_BOUND,
+    Guarantee.LOWER_BOUND,
+    Guarantee.APPROXIMATION,
+)
 
 
 @dataclass(frozen=True)
@@ -28,9 +37,81 @@ class Figures:
     """One kind of answer (e.g. epsilon at several deltas) from one method, with its guarantee."""
 
     values: np.ndarray
-    guarantee: str
+    guarantee: Guarantee
     method: str
     details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
+
+
+QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}
+"""What each question asks for: epsilon at a delta, delta at an epsilon, beta at an alpha."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A labelled figure with the question it answers: figure.values[i] is the QUESTIONS[given] at
+    queries[i] (e.g. given "delta": the epsilon at each delta)."""
+
+    given: str
+    queries: np.ndarray
+    figure: Figures
+
+
+def ask(
+    accountant: Accountant,
+    *,
+    deltas: Sequence[float] | None = None,
+    epsilons: Sequence[float] | None = None,
+    alphas: Sequence[float] | None = None,
+) -> list[Answer]:
+    """Every requested question put to one accountant, as labelled answers."""
+    answers: list[Answer] = []
+    for given, queries, question in (
+        ("delta", deltas, accountant.epsilon),
+        ("epsilon", epsilons, accountant.delta),
+        ("alpha", alphas, accountant.beta),
+    ):
+        if queries:
+            values = np.asarray(queries, dtype=float)
+            answers += [Answer(given, values, figure) for figure in question(values)]
+    return answers
+
+
+def check_budget(
+    answers: Sequence[Answer], *, max_epsilon: float | None = None, max_delta: float | None = None
+) -> None:
+    """BudgetExceeded (exit 3) when the certified figure exceeds its budget.
+
+    For each queried delta (epsilon), the certified epsilon (delta) is the smallest figure that bounds it
+    from above (label exact or upper_bound, Guarantee.certifies_at_most) among the answers; lower bounds
+    and approximations never count. ComputationError when a queried point has no such figure.
+    """
+    for limit, given, name in (
+        (max_epsilon, "delta", "--max-epsilon"),
+        (max_delta, "epsilon", "--max-delta"),
+    ):
+        if limit is None:
+            continue
+        figure_name = QUESTIONS[given]
+        certified: dict[float, float] = {}
+        asked: set[float] = set()
+        for answer in (a for a in answers if a.given == given):
+            asked.update(answer.queries.tolist())
+            if not answer.figure.guarantee.certifies_at_most:
+                continue
+            for query, value in zip(
+                answer.queries.tolist(), np.ravel(answer.figure.values).tolist(), strict=True
+            ):
+                certified[query] = min(certified.get(query, np.inf), value)
+        missing = sorted(asked - set(certified))
+        if not certified or missing:
+            where = f" at {given} {missing[0]:g}" if missing else ""
+            raise ComputationError(
+                f"{name}: no rigorous upper bound on {figure_name} was computed{where}",
+                "approximations never pass a budget check, nor do lower bounds; use a rigorous method",
+            )
+        worst = max(certified.values())
+        if worst > limit:
+            raise BudgetExceeded(f"{figure_name} {worst:.6g} exceeds {name} {limit:g}")
 
 
 class Accountant(Protocol):
@@ -54,16 +135,16 @@ class ExactGDP:
         self.mu_total = mu
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.epsilon(deltas, self.mu_total)), "exact", self.method)]
+        return [Figures(np.asarray(gdp.epsilon(deltas, self.mu_total)), EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.delta(epsilons, self.mu_total)), "exact", self.method)]
+        return [Figures(np.asarray(gdp.delta(epsilons, self.mu_total)), EXACT, self.method)]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.tradeoff(alphas, self.mu_total)), "exact", self.method)]
+        return [Figures(np.asarray(gdp.tradeoff(alphas, self.mu_total)), EXACT, self.method)]
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([self.mu_total]), "exact", self.method)]
+        return [Figures(np.asarray([self.mu_total]), EXACT, self.method)]
 
 
 class ExactSingle:
@@ -81,13 +162,13 @@ class ExactSingle:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
         values = epsilon_from_profile(self.mechanism.profile, deltas)
-        return [Figures(np.asarray(values), "exact", self.method)]
+        return [Figures(np.asarray(values), EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.mechanism.profile(epsilons)), "exact", self.method)]
+        return [Figures(np.asarray(self.mechanism.profile(epsilons)), EXACT, self.method)]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), "exact", self.method)]
+        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), EXACT, self.method)]
 
 
 class Binomial:
@@ -113,15 +194,15 @@ class Binomial:
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         values = np.maximum(np.asarray(self.pld.epsilon(deltas)), 0.0)
-        return [Figures(values, "exact", self.method)]
+        return [Figures(values, EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.pld.delta(epsilons)), "exact", self.method)]
+        return [Figures(np.asarray(self.pld.delta(epsilons)), EXACT, self.method)]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core.pld import tradeoff_of
 
-        return [Figures(np.asarray(tradeoff_of([self.pld], alphas)), "exact", self.method)]
+        return [Figures(np.asarray(tradeoff_of([self.pld], alphas)), EXACT, self.method)]
 
 
 class NumericalPLD:
@@ -138,8 +219,8 @@ class NumericalPLD:
 
         bounds = pld.epsilon_bounds(self.components, np.asarray(deltas, dtype=float), accuracy=self.accuracy)
         return [
-            Figures(np.atleast_1d(bounds.upper), "upper_bound", self.method),
-            Figures(np.atleast_1d(bounds.lower), "lower_bound", self.method),
+            Figures(np.atleast_1d(bounds.upper), UPPER, self.method),
+            Figures(np.atleast_1d(bounds.lower), LOWER, self.method),
         ]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
@@ -147,8 +228,8 @@ class NumericalPLD:
 
         upper, lower = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
         return [
-            Figures(np.atleast_1d(upper), "upper_bound", self.method),
-            Figures(np.atleast_1d(lower), "lower_bound", self.method),
+            Figures(np.atleast_1d(upper), UPPER, self.method),
+            Figures(np.atleast_1d(lower), LOWER, self.method),
         ]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
@@ -156,8 +237,8 @@ class NumericalPLD:
 
         lower, upper = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
         return [
-            Figures(np.atleast_1d(lower), "lower_bound", self.method),
-            Figures(np.atleast_1d(upper), "upper_bound", self.method),
+            Figures(np.atleast_1d(lower), LOWER, self.method),
+            Figures(np.atleast_1d(upper), UPPER, self.method),
         ]
 
 
@@ -196,7 +277,7 @@ class PureDPToGDP:
         self.epsilon0 = epsilon
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), "exact", self.method)]
+        return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), EXACT, self.method)]
 
 
 def exact_gdp_mu(specs: Sequence[Spec]) -> float | None:
@@ -231,20 +312,31 @@ def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
 
 
 def _build(name: str, specs: Sequence[Spec], accuracy: float, conversions: Sequence[str]) -> Accountant:
-    """One accountant by method name; ComputationError when the method cannot handle the list."""
+    """One accountant by method name; ComputationError when the method cannot handle the list.
+
+    exact, pld and rdp account the delta parts of unsampled (eps, delta)-DP specs in closed form
+    (WithUniformDelta, GDP paper eq. 10-12) and only the rest numerically; clt and berry-esseen carry
+    them the same way inside (CentralLimit).
+    """
     if name == "exact":
         exact = exact_accountant(specs)
         if exact is None:
-            raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+            rest, delta0 = split_uniform_delta(specs)
+            inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
+            if inner is None:
+                raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+            exact = WithUniformDelta(inner, delta0)
         return exact
-    if name == "pld":
-        return NumericalPLD(specs, accuracy)
+    if name in ("pld", "rdp"):
+        rest, delta0 = split_uniform_delta(specs)
+        if delta0 > 0.0 and not rest:  # only delta parts: f_{0, delta0} itself, in closed form
+            return ExactSingle(ApproxDP(0.0, delta0))
+        inner = NumericalPLD(rest, accuracy) if name == "pld" else RenyiAccountant(rest, conversions)
+        return WithUniformDelta(inner, delta0) if delta0 > 0.0 else inner
     if name == "clt":
         return CentralLimit(specs)
     if name == "berry-esseen":
         return BerryEsseenBand(specs)
-    if name == "rdp":
-        return RenyiAccountant(specs, conversions)
     raise ComputationError(f"method {name!r} is not available")
 
 
@@ -262,8 +354,11 @@ def select(
     """
     if method == "auto":
         if any(isinstance(spec.mechanism, Renyi) for spec in specs):
-            return [RenyiAccountant(specs, conversions)], []
-        return [exact_accountant(specs) or NumericalPLD(specs, accuracy)], []
+            return [_build("rdp", specs, accuracy, conversions)], []
+        try:
+            return [_build("exact", specs, accuracy, conversions)], []
+        except ComputationError:
+            return [_build("pld", specs, accuracy, conversions)], []
     if method != "all":
         return [_build(method, specs, accuracy, conversions)], []
     accountants, skipped = [], []
@@ -273,6 +368,88 @@ def select(
         except ComputationError as error:
             skipped.append(f"{name}: {error}")
     return accountants, skipped
+
+
+def split_uniform_delta(specs: Sequence[Spec]) -> tuple[list[Spec], float]:
+    """The list without the delta parts of its unsampled (eps, delta)-DP specs, and what those parts
+    compose to: f_{eps,delta} = f_{eps,0} (x) f_{0,delta} and f_{0,d1} (x) f_{0,d2} = f_{0,1-(1-d1)(1-d2)}
+    (GDP paper eq. 10-11), so the whole list is (rest) (x) f_{0, delta0}. Specs with eps = 0 vanish from
+    the rest; subsampled specs stay whole."""
+    from dataclasses import replace
+
+    rest = []
+    for spec in specs:
+        mechanism = spec.mechanism
+        if isinstance(mechanism, ApproxDP) and spec.sampling_rate is None and mechanism.delta > 0.0:
+            if mechanism.epsilon > 0.0:
+                rest.append(replace(spec, mechanism=ApproxDP(mechanism.epsilon)))
+        else:
+            rest.append(spec)
+    return rest, _uniform_delta(specs)
+
+
+class WithUniformDelta:
+    """An accountant of a list tensored with f_{0, delta0} (GDP paper eq. 12), in closed form:
+
+        delta(eps) = delta0 + (1 - delta0) delta_rest(eps),
+        beta(alpha) = (1 - delta0) beta_rest(alpha / (1 - delta0)) for alpha <= 1 - delta0, else 0,
+        eps(delta) = eps_rest((delta - delta0) / (1 - delta0)), and inf for delta < delta0.
+
+    Each figure keeps the inner figure's label: the maps are increasing, so bounds stay bounds. The inner
+    target delta' is rounded down for exact and upper-bound epsilons and up for lower bounds, each to the
+    nearest float at which delta0 + (1 - delta0) delta' <= delta (>= delta) holds as computed.
+    """
+
+    def __init__(self, inner: Accountant, delta0: float) -> None:
+        self.inner, self.delta0, self.method = inner, delta0, inner.method
+
+    def _inner_target(self, deltas: np.ndarray, direction: str) -> np.ndarray:
+        from gdpcli.core.rounding import elementwise, to_safe_side
+
+        d0 = self.delta0
+
+        def safe(target: np.ndarray, delta: np.ndarray) -> np.ndarray:
+            composed = d0 + (1.0 - d0) * target
+            return composed <= delta if direction == "down" else composed >= delta
+
+        start = np.maximum((deltas - d0) / (1.0 - d0), 0.0)
+        target = to_safe_side(start, elementwise(safe, deltas), direction, what="delta part")
+        return np.maximum(target, 0.0)
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        deltas = np.asarray(deltas, dtype=float)
+        upper, lower = self._inner_target(deltas, "down"), self._inner_target(deltas, "up")
+        exact_at_zero = isinstance(self.inner, (ExactGDP, ExactSingle, Binomial))
+        answerable = (upper > 0.0) | exact_at_zero  # PLD and RDP answer delta > 0 only
+        query = np.concatenate((np.where(answerable, upper, 0.5), np.where(lower > 0.0, lower, 0.5)))
+        figures = []
+        for figure in self.inner.epsilon(query):
+            above, below = np.split(np.asarray(figure.values, dtype=float), 2)
+            if figure.guarantee is LOWER:  # at delta = delta0 only eps >= 0 is known from below
+                values = np.where(deltas < self.delta0, np.inf, np.where(lower > 0.0, below, 0.0))
+            else:
+                values = np.where(answerable & (deltas >= self.delta0), above, np.inf)
+            details = figure.details[: deltas.size] if figure.details else None
+            figures.append(Figures(values, figure.guarantee, figure.method, details))
+        return figures
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return [
+            Figures(
+                self.delta0 + (1.0 - self.delta0) * np.asarray(f.values), f.guarantee, f.method, f.details
+            )
+            for f in self.inner.delta(epsilons)
+        ]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        alphas = np.asarray(alphas, dtype=float)
+        keep = 1.0 - self.delta0
+        inside = alphas <= keep
+        figures = self.inner.beta(np.where(inside, np.minimum(alphas / keep, 1.0), 1.0))
+        return [
+            Figures(np.where(inside, keep * np.asarray(f.values), 0.0), f.guarantee, f.method, f.details)
+            for f in figures
+        ]
 
 
 def mu_accountant(specs: Sequence[Spec]) -> ExactGDP | PureDPToGDP:
@@ -323,12 +500,12 @@ class GroupTradeoff:
         return lambda epsilon: profile_from_grid(self.grid, epsilon, upper=upper)
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(self._tradeoff(alphas), "exact", self.method)]
+        return [Figures(self._tradeoff(alphas), EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         return [
             Figures(np.asarray(self._profile(upper)(epsilons)), label, self.method)
-            for upper, label in ((True, "upper_bound"), (False, "lower_bound"))
+            for upper, label in ((True, UPPER), (False, LOWER))
         ]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
@@ -336,7 +513,7 @@ class GroupTradeoff:
 
         return [
             Figures(np.asarray(epsilon_from_profile(self._profile(upper), deltas)), label, self.method)
-            for upper, label in ((True, "upper_bound"), (False, "lower_bound"))
+            for upper, label in ((True, UPPER), (False, LOWER))
         ]
 
 
@@ -403,12 +580,16 @@ def _functionals(spec: Spec) -> object:
 
 
 def _uniform_delta(specs: Sequence[Spec]) -> float:
-    """The delta part of the composition: 1 - prod (1 - delta_i)^{times_i} (GDP paper eq. 10-11)."""
-    survive = 1.0
-    for spec in specs:
-        if isinstance(spec.mechanism, ApproxDP) and spec.sampling_rate is None:
-            survive *= (1.0 - spec.mechanism.delta) ** spec.times
-    return 1.0 - survive
+    """The delta part of the composition: 1 - prod (1 - delta_i)^{times_i} (GDP paper eq. 10-11), summed in
+    log space (log1p, fsum, expm1) so that a million tiny deltas keep their digits."""
+    import math
+
+    logs = [
+        spec.times * math.log1p(-spec.mechanism.delta)
+        for spec in specs
+        if isinstance(spec.mechanism, ApproxDP) and spec.sampling_rate is None
+    ]
+    return -math.expm1(math.fsum(logs))
 
 
 class ApproximateGDP:
@@ -426,7 +607,7 @@ class ApproximateGDP:
         return [
             Figures(
                 np.asarray(clt.uniform_epsilon(deltas, self.mu_total, self.delta0)),
-                "approximation",
+                APPROXIMATION,
                 self.method,
             )
         ]
@@ -437,7 +618,7 @@ class ApproximateGDP:
         return [
             Figures(
                 np.asarray(clt.uniform_delta(epsilons, self.mu_total, self.delta0)),
-                "approximation",
+                APPROXIMATION,
                 self.method,
             )
         ]
@@ -446,10 +627,10 @@ class ApproximateGDP:
         from gdpcli.core import clt
 
         beta = clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0)
-        return [Figures(np.asarray(beta), "approximation", self.method)]
+        return [Figures(np.asarray(beta), APPROXIMATION, self.method)]
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([self.mu_total]), "approximation", self.method)]
+        return [Figures(np.asarray([self.mu_total]), APPROXIMATION, self.method)]
 
 
 class CentralLimit(ApproximateGDP):
@@ -473,19 +654,19 @@ class BerryEsseenBand(CentralLimit):
         from gdpcli.core import clt
 
         values = clt.band_epsilon(deltas, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), "upper_bound", self.method)]
+        return [Figures(np.asarray(values), UPPER, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
         values = clt.band_delta(epsilons, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), "upper_bound", self.method)]
+        return [Figures(np.asarray(values), UPPER, self.method)]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
         values = clt.band_tradeoff(alphas, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), "lower_bound", self.method)]
+        return [Figures(np.asarray(values), LOWER, self.method)]
 
     def mu(self) -> list[Figures]:
         raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
@@ -569,7 +750,7 @@ class RenyiAccountant:
                 results.append(convert(self.curve, float(query), name))
         values = np.array([r.value for r in results])
         details = tuple({"order": r.order} for r in results)
-        return Figures(values, "upper_bound", f"rdp-{name}", details)
+        return Figures(values, UPPER, f"rdp-{name}", details)
 
     def _paper_orders(self, delta: float) -> np.ndarray:
         """lemma2: Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2), restricted to the
@@ -636,7 +817,7 @@ def step_budgets(
                 raise
             continue
         for index, figure in enumerate(probe):
-            if figure.guarantee == "lower_bound":
+            if not figure.guarantee.certifies_at_most and figure.guarantee is not APPROXIMATION:
                 continue
 
             def epsilon_at(n: int, name: str = name, chosen: tuple = chosen, index: int = index) -> float:

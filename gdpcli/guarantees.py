@@ -26,6 +26,9 @@ class Guarantee(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __hash__(self) -> int:  # equal to its value as a string, so it must hash like one
+        return hash(self.value)
+
     @property
     def rigorous(self) -> bool:
         """exact, upper_bound or lower_bound: a proven statement about the true value."""

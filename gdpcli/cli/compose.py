@@ -69,7 +69,13 @@ def command(
         raise InputError("--target-epsilon needs exactly one --delta", "the budget is epsilon at that delta")
     if not (deltas or epsilons or alphas or to):
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
+    if target_epsilon is not None and (max_epsilon is not None or max_delta is not None):
+        raise InputError(
+            "--max-epsilon/--max-delta check the composition as given, --target-epsilon searches a budget",
+            "run them as two commands",
+        )
     rows: list[dict] = []
+    answers: list[accounting.Answer] = []
     notes: list[str] = []
     if plot or (target_epsilon is None and (deltas or epsilons or alphas)):
         accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
@@ -79,7 +85,7 @@ def command(
         )
     elif deltas or epsilons or alphas:
         notes += [f"skipped {note}" for note in skipped]
-        rows += queries.answer(
+        rows, answers = queries.answer(
             accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
         )
     if to == "mu":
@@ -101,4 +107,4 @@ def command(
     if plot:
         plotting.plot_accountants(plot, title, accountants, plotting.gdp_reference(parsed), epsilons)
     output.emit(output.Result("compose", inputs, rows, title, notes), fmt)
-    queries.check_budget(rows, max_epsilon=max_epsilon, max_delta=max_delta)
+    accounting.check_budget(answers, max_epsilon=max_epsilon, max_delta=max_delta)

@@ -78,7 +78,7 @@ def command(
             epsilons=epsilons,
             alphas=alphas,
             context=lambda acc: {**context, **accounting.describe(acc)},
-        )
+        )[0]
     if to == "mu":
         if group:
             source = accounting.group_accountant(parsed, group)

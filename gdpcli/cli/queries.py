@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gdpcli.accounting import Figures
+from gdpcli.accounting import QUESTIONS, Answer, Figures, ask
 
 Row = dict[str, Any]
 
@@ -43,18 +43,21 @@ def answer(
     epsilons: list[float] | None,
     alphas: list[float] | None,
     context: Callable[[Any], Row] | None = None,
-) -> list[Row]:
-    """All rows for the requested queries, accountant by accountant (so --method all reads in blocks)."""
+) -> tuple[list[Row], list[Answer]]:
+    """All rows for the requested queries, accountant by accountant (so --method all reads in blocks), and
+    the labelled answers behind them (budget checks decide on those, never on rows)."""
     rows: list[Row] = []
+    answers: list[Answer] = []
     for accountant in accountants:
         extra = context(accountant) if context else None
-        if deltas:
-            rows += figure_rows("delta", deltas, "epsilon", accountant.epsilon(np.asarray(deltas)), extra)
-        if epsilons:
-            rows += figure_rows("epsilon", epsilons, "delta", accountant.delta(np.asarray(epsilons)), extra)
-        if alphas:
-            rows += figure_rows("alpha", alphas, "beta", accountant.beta(np.asarray(alphas)), extra)
-    return rows
+        asked = ask(accountant, deltas=deltas, epsilons=epsilons, alphas=alphas)
+        rows += [
+            row
+            for a in asked
+            for row in figure_rows(a.given, a.queries, QUESTIONS[a.given], [a.figure], extra)
+        ]
+        answers += asked
+    return rows, answers
 
 
 def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
@@ -68,34 +71,3 @@ def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
         }
         for f in figures
     ]
-
-
-RIGOROUS_ABOVE = ("exact", "upper_bound")
-
-
-def check_budget(rows: list[Row], *, max_epsilon: float | None, max_delta: float | None) -> None:
-    """Exit 3 (BudgetExceeded) when the rigorous figure exceeds the budget.
-
-    For each queried delta (or epsilon), the certified figure is the smallest rigorous upper bound among
-    the methods that ran; approximations never count. With no rigorous figure the check cannot pass.
-    """
-    from gdpcli.errors import BudgetExceeded, ComputationError
-
-    for limit, query, figure, name in (
-        (max_epsilon, "delta", "epsilon", "--max-epsilon"),
-        (max_delta, "epsilon", "delta", "--max-delta"),
-    ):
-        if limit is None:
-            continue
-        by_query: dict[float, float] = {}
-        for row in rows:
-            if query in row and figure in row and row.get("guarantee") in RIGOROUS_ABOVE:
-                by_query[row[query]] = min(by_query.get(row[query], float("inf")), row[figure])
-        if not by_query:
-            raise ComputationError(
-                f"{name}: no rigorous {figure} was computed",
-                "approximations never pass a budget check; use a rigorous method",
-            )
-        worst = max(by_query.values())
-        if worst > limit:
-            raise BudgetExceeded(f"{figure} {worst:.6g} exceeds {name} {limit:g}")

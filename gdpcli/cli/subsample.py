@@ -14,6 +14,9 @@ import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+from gdpcli.guarantees import Guarantee
+
+EXACT, UPPER, LOWER = Guarantee.EXACT, Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,12 +97,12 @@ class SubsampledStep:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
         values = _array(epsilon_from_profile(self.profile, deltas))
-        return [Figures(values, "exact", self.method)]
+        return [Figures(values, EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.accounting import Figures
 
-        return [Figures(_array(self.profile(epsilons)), "exact", self.method)]
+        return [Figures(_array(self.profile(epsilons)), EXACT, self.method)]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.accounting import Figures
@@ -115,7 +118,7 @@ class SubsampledStep:
             values = mechanism.tradeoff(alphas)  # C_1(f) = f for symmetric f
         else:
             return self._laplace_bracket(alphas)
-        return [Figures(_array(values), "exact", self.method)]
+        return [Figures(_array(values), EXACT, self.method)]
 
     def _laplace_bracket(self, alphas: np.ndarray) -> list[Figures]:
         """Rigorous lower and upper bounds on C_p(f) for the Laplace trade-off f (no closed form here).
@@ -147,8 +150,8 @@ class SubsampledStep:
         )
         upper = subsample_grid(grid_from_tradeoff(mechanism.tradeoff, knots), p)(alphas)
         return [
-            Figures(_array(lower), "lower_bound", "cp-profile"),
-            Figures(_array(upper), "upper_bound", "cp-grid"),
+            Figures(_array(lower), LOWER, "cp-profile"),
+            Figures(_array(upper), UPPER, "cp-grid"),
         ]
 
 
@@ -170,15 +173,15 @@ class ClassicalAmplification:
         self.closed_form = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.epsilon(deltas), "upper_bound")
+        return self._relabel(self.closed_form.epsilon(deltas), UPPER)
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.delta(epsilons), "upper_bound")
+        return self._relabel(self.closed_form.delta(epsilons), UPPER)
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.beta(alphas), "lower_bound")
+        return self._relabel(self.closed_form.beta(alphas), LOWER)
 
-    def _relabel(self, figures: list[Figures], guarantee: str) -> list[Figures]:
+    def _relabel(self, figures: list[Figures], guarantee: Guarantee) -> list[Figures]:
         from gdpcli.accounting import Figures
 
         return [Figures(f.values, guarantee, self.method) for f in figures]
@@ -204,7 +207,7 @@ class PrintedCorollary3:
 
         m = self.mechanism
         values = corollary_3_as_printed(alphas, m.epsilon, m.delta, self.sampling_rate)
-        return [Figures(_array(values), "lower_bound", self.method)]
+        return [Figures(_array(values), LOWER, self.method)]
 
 
 def _array(values: Any) -> np.ndarray:
@@ -287,6 +290,7 @@ def command(
     """
     import numpy as np
 
+    from gdpcli.accounting import check_budget
     from gdpcli.cli import output, queries
     from gdpcli.cli import plot as plotting
     from gdpcli.mechanisms import SAMPLING_SCHEMES, parse_spec
@@ -319,7 +323,9 @@ def command(
 
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # NaN is refused below
         accountants, notes = _accountants(parsed, rate, sampling, accuracy)
-        rows = queries.answer(accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=columns)
+        rows, answers = queries.answer(
+            accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=columns
+        )
     _check_finite(rows)
     title = f"gdpcli subsample {spec} at rate {rate:g} ({sampling} sampling, {NEIGHBOURING[sampling]})"
     if plot:
@@ -338,4 +344,4 @@ def command(
         max_delta=max_delta,
     )
     output.emit(output.Result("subsample", inputs, rows, title, notes), fmt)
-    queries.check_budget(rows, max_epsilon=max_epsilon, max_delta=max_delta)
+    check_budget(answers, max_epsilon=max_epsilon, max_delta=max_delta)

@@ -203,3 +203,58 @@ def test_delta_only_guarantees_compose_exactly(gdpcli) -> None:
 def test_gdp_composition_does_not_underflow(gdpcli) -> None:
     [row] = rows(gdpcli("compose", "gdp:mu=3e-300", "gdp:mu=4e-300", "--to", "mu", "-f", "json"))
     assert row["mu"] == pytest.approx(5e-300, rel=1e-15)
+
+
+# --- the delta part of (eps, delta)-DP specs in closed form (GDP paper eq. 10-12), issue 11 ----------
+
+
+def _gdp_delta(epsilon: mp.mpf, mu: mp.mpf) -> mp.mpf:
+    """delta(eps; mu) of mu-GDP (GDP paper Cor. 1) in mpmath, for any real eps."""
+    return mp.ncdf(-epsilon / mu + mu / 2) - mp.exp(epsilon) * mp.ncdf(-epsilon / mu - mu / 2)
+
+
+def _with_randomized_response(epsilon: float, epsilon0: float, delta0: float) -> mp.mpf:
+    """delta(eps) of G_1 (x) f_{eps0, delta0} = G_1 (x) RR(eps0) (x) f_{0, delta0} (eq. 10-12): RR(eps0) has
+    privacy loss +-eps0, with mass e^eps0/(1 + e^eps0) on +eps0 under the alternative, so
+    delta = delta0 + (1 - delta0) sum_j m_j delta_1(eps - l_j) (hockey-stick divergence of a product)."""
+    with mp.workdps(40):
+        e, e0 = mp.mpf(epsilon), mp.mpf(epsilon0)
+        plus = mp.exp(e0) / (1 + mp.exp(e0))
+        mixed = plus * _gdp_delta(e - e0, 1) + (1 - plus) * _gdp_delta(e + e0, 1)
+        return delta0 + (1 - mp.mpf(delta0)) * mixed
+
+
+def test_gdp_with_a_delta_only_guarantee_is_exact(gdpcli) -> None:
+    """compose gdp:mu=1 dp:eps=0,delta=0.01 exited 1 ("range [-0, 0] is outside [-700, 700]")."""
+    args = ("compose", "gdp:mu=1", "dp:eps=0,delta=0.01")
+    found = rows(gdpcli(*args, "--delta", "0.02,0.01,1e-5", "--epsilon", "1", "--alpha", "0.1", "-f", "json"))
+    assert {(row["guarantee"], row["method"]) for row in found} == {("exact", "gdp")}
+    at_delta = {
+        row["delta"]: row["epsilon"] for row in found if "alpha" not in row and row.get("delta") < 0.1
+    }
+    with mp.workdps(40):
+        root = mp.findroot(lambda e: _with_randomized_response(e, 0, 0.01) - mp.mpf("0.02"), 2.3)
+    assert at_delta[0.02] == pytest.approx(float(root), rel=1e-12)
+    assert at_delta[0.01] == at_delta[1e-5] == "inf"  # delta(eps) >= delta0 = 0.01 for every eps
+    [profile] = [row for row in found if row.get("epsilon") == 1.0]
+    assert profile["delta"] == pytest.approx(float(_with_randomized_response(1.0, 0, 0.01)), rel=1e-13)
+    [beta] = [row for row in found if "alpha" in row]
+    expected = 0.99 * mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(0.1) / mp.mpf(0.99) - 1) - 1)
+    assert beta["beta"] == pytest.approx(float(expected), rel=1e-12)  # (1 - d) G_1(alpha / (1 - d))
+
+
+@pytest.mark.parametrize("epsilon0", [1e-3, 1e-6, 1e-9])
+def test_gdp_with_tiny_epsilon_and_delta(gdpcli, epsilon0: float) -> None:
+    """eps0 = 1e-3 returned a lower bound near 0.01 (exit 0) and 1e-6 asked for 33.6 million grid points."""
+    args = ("compose", "gdp:mu=1", f"dp:eps={epsilon0!r},delta=0.01", "--epsilon", "1", "-f", "json")
+    bounds = by_guarantee(rows(gdpcli(*args)), "delta")
+    truth = float(_with_randomized_response(1.0, epsilon0, 0.01))
+    assert bounds["lower_bound"] <= truth <= bounds["upper_bound"] <= truth * (1 + 0.005)
+
+
+def test_rdp_with_delta_parts(gdpcli) -> None:
+    """RDP has no curve for delta > 0; the delta part is now composed in closed form beside it."""
+    specs = ("gaussian:sigma=2x10", "dp:eps=0.5,delta=1e-6")
+    rdp = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--method", "rdp", "-f", "json")))
+    pld = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--method", "pld", "-f", "json")))
+    assert pld["lower_bound"] <= pld["upper_bound"] <= rdp["upper_bound"]
