@@ -1,13 +1,18 @@
 """DP-SGD (NoisySGD) accounting: the run's schedule, its privacy figures by method, and step budgets.
 
-A run is T steps of a Gaussian mechanism with noise multiplier sigma on a batch drawn at rate q:
+A run is T steps of a Gaussian mechanism on a batch drawn at rate q. The noise multiplier sigma is the
+ecosystem's (Opacus, TF Privacy, dp-accounting): noise standard deviation / clipping norm C. One step's
+sensitivity (in units of C) follows from the neighbouring relation: 1 for add/remove (one example more or
+less changes the summed clipped gradients by at most C), 2 for replace-one (by at most 2C). One step is
+then (sensitivity / sigma)-GDP before sampling (GDP paper Thm 1); `sensitivity` can be set explicitly, e.g.
+to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in units of 2C (Sec. 5, Thm 10).
 
 - `poisson`: every example joins a batch independently with probability q (add/remove neighbours);
   one step is the Poisson-subsampled Gaussian, whose two directions f_p, f_p^-1 differ (GDP paper Sec. 4);
 - `fixed`: batches of a fixed size m = q n without replacement (`Sample_m`, replace-one neighbours);
-  one step is C_q(G_{1/sigma}) and the run is C_q(G_{1/sigma})^{(x)T}-DP (GDP paper Thm 10).
+  one step is C_q(G_mu) and the run is C_q(G_mu)^{(x)T}-DP (GDP paper Thm 10), mu the per-step mu.
 
-With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) / sigma)-GDP (GDP paper Cor. 2).
+With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
 Methods (`figures`): `exact` (rigorous PLD upper and lower bounds, or the exact GDP closed form at q = 1),
 `clt` (Cor. 4 / the Poisson formula: approximations), `berry-esseen` (Cor. 5: rigorous, fixed-size only),
@@ -28,31 +33,50 @@ import numpy as np
 from gdpcli.accounting import Figures
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.guarantees import Guarantee
 from gdpcli.mechanisms import Gaussian, Spec
 
 SAMPLING = ("poisson", "fixed")
 METHODS = ("exact", "clt", "berry-esseen", "rdp", "all")
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
-RIGOROUS = ("exact", "upper_bound")
 MAX_STEPS = 10**12
 _NEIGHBOURING = {"poisson": "add/remove", "fixed": "replace-one"}
+SENSITIVITY = {"add/remove": 1.0, "replace-one": 2.0}
+"""One step's L2 sensitivity in units of the clipping norm C, by neighbouring relation."""
 _BRACKET_STEP = 0.02  # first relative step of the budget search around its starting guess
 _FINE_STEP = 0.002  # the same after two secant steps
 
 
 @dataclass(frozen=True)
 class Run:
-    """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma."""
+    """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
+    std / C); sensitivity None means the neighbouring relation's own (SENSITIVITY)."""
 
     sampling_rate: float
     steps: int
     noise_multiplier: float
     sampling: str = "poisson"
+    sensitivity: float | None = None
 
     @property
     def neighbouring(self) -> str:
         """The neighbouring relation the guarantee refers to: add/remove (Poisson) or replace-one (fixed)."""
         return _NEIGHBOURING[self.sampling]
+
+    @property
+    def step_sensitivity(self) -> float:
+        """The L2 sensitivity of one step's summed clipped gradients, in units of C."""
+        return SENSITIVITY[self.neighbouring] if self.sensitivity is None else self.sensitivity
+
+    @property
+    def step_mu(self) -> float:
+        """mu of one step before sampling: sensitivity / sigma (GDP paper Thm 1)."""
+        return self.step_sensitivity / self.noise_multiplier
+
+    @property
+    def effective_noise(self) -> float:
+        """The noise in units of the sensitivity, 1 / step_mu: the sigma of the GDP paper's formulas."""
+        return self.noise_multiplier / self.step_sensitivity
 
     @property
     def epochs(self) -> float:
@@ -65,15 +89,16 @@ class Run:
 
     def spec(self) -> Spec:
         """The run as a mechanism spec: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
+        gaussian = Gaussian(self.noise_multiplier, self.step_sensitivity)
         if self.sampling_rate == 1.0:
-            return Spec(Gaussian(self.noise_multiplier), self.steps, None, None, self.text)
-        return Spec(Gaussian(self.noise_multiplier), self.steps, self.sampling_rate, self.sampling, self.text)
+            return Spec(gaussian, self.steps, None, None, self.text)
+        return Spec(gaussian, self.steps, self.sampling_rate, self.sampling, self.text)
 
     @property
     def text(self) -> str:
         return (
-            f"gaussian:sigma={self.noise_multiplier!r},p={self.sampling_rate!r},"
-            f"sampling={self.sampling}x{self.steps}"
+            f"gaussian:sigma={self.noise_multiplier!r},sens={self.step_sensitivity!r},"
+            f"p={self.sampling_rate!r},sampling={self.sampling}x{self.steps}"
         )
 
 
@@ -129,11 +154,14 @@ def schedule(
 
 
 def check_run(run: Run) -> None:
-    """InputError unless sigma > 0 is finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the sampling is known."""
+    """InputError unless sigma > 0 and the sensitivity are finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the
+    sampling is known."""
     if not (math.isfinite(run.noise_multiplier) and run.noise_multiplier > 0):
         raise InputError(
             f"--noise-multiplier: must be a positive finite number, got {run.noise_multiplier!r}"
         )
+    if run.sensitivity is not None and not (math.isfinite(run.sensitivity) and run.sensitivity > 0):
+        raise InputError(f"--sensitivity: must be a positive finite number, got {run.sensitivity!r}")
     if not 0 < run.sampling_rate <= 1:
         raise InputError(f"the sampling rate must be in (0, 1], got {run.sampling_rate!r}")
     if not 1 <= run.steps <= MAX_STEPS:
@@ -150,12 +178,13 @@ def check_run(run: Run) -> None:
 def clt_mu(run: Run) -> float:
     """The CLT mu of the run: Cor. 4 of the GDP paper (fixed size) or q sqrt(T (e^{1/sigma^2} - 1)) (Poisson).
 
-    An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) / sigma only for Poisson.
+    An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) mu only for Poisson. The
+    formulas take the noise in units of the sensitivity (Run.effective_noise).
     """
     from gdpcli.core import clt
 
     mu_of = clt.sgd_mu_fixed if run.sampling == "fixed" else clt.sgd_mu_poisson
-    return float(mu_of(run.sampling_rate, run.steps, run.noise_multiplier))
+    return float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
 
 def unavailable(run: Run, method: str) -> str | None:
@@ -198,7 +227,7 @@ def _clt(run: Run, delta: float) -> list[Figures]:
     """The CLT mu converted to epsilon at delta as if exactly GDP (GDP paper Cor. 1): an approximation."""
     from gdpcli.core import gdp
 
-    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), "approximation", "clt")]
+    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), Guarantee.APPROXIMATION, "clt")]
 
 
 def _berry_esseen(run: Run, delta: float) -> list[Figures]:
@@ -208,14 +237,14 @@ def _berry_esseen(run: Run, delta: float) -> list[Figures]:
 
     theorem5 = berry_esseen_band(run)
     value = clt.band_epsilon(delta, theorem5.mu, theorem5.gamma)
-    return [Figures(np.asarray([value]), "upper_bound", "berry-esseen")]
+    return [Figures(np.asarray([value]), Guarantee.UPPER_BOUND, "berry-esseen")]
 
 
 def berry_esseen_band(run: Run) -> object:
     """mu and gamma of the Berry-Esseen band of the run (GDP paper Cor. 5, Lemma 4)."""
     from gdpcli.core import clt
 
-    return clt.sgd_berry_esseen(run.sampling_rate, run.steps, run.noise_multiplier)
+    return clt.sgd_berry_esseen(run.sampling_rate, run.steps, run.effective_noise)
 
 
 def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
@@ -261,6 +290,31 @@ def figures(
     return [figure for name, get in compute.items() if unavailable(run, name) is None for figure in get()]
 
 
+def certified(
+    run: Run,
+    delta: float,
+    method: str = "exact",
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversion: str = "optimal",
+) -> Figures:
+    """The figure a budget may rely on: the method's smallest figure that bounds epsilon from above (label
+    exact or upper_bound; for conversion `all` the smallest over the conversions).
+
+    For `clt` the approximation is returned, labelled as such: it never passes a budget check, but
+    calibrate --method clt reports it. ComputationError when the method gives no such figure.
+    """
+    found = figures(run, delta, method, accuracy=accuracy, conversion=conversion)
+    usable = [
+        f
+        for f in found
+        if f.guarantee.certifies_at_most or (method == "clt" and f.guarantee is Guarantee.APPROXIMATION)
+    ]
+    if not usable:
+        raise ComputationError(f"--method {method} gives no upper bound on epsilon for this run")
+    return min(usable, key=lambda f: float(np.atleast_1d(f.values)[0]))
+
+
 def certified_epsilon(
     run: Run,
     delta: float,
@@ -269,15 +323,9 @@ def certified_epsilon(
     accuracy: float = DEFAULT_ACCURACY,
     conversion: str = "optimal",
 ) -> float:
-    """The epsilon a budget may rely on: the smallest rigorous upper bound (or exact value) of the method.
-
-    exact: the PLD upper bound (exact GDP at q = 1); rdp: the conversion's bound (the smallest of them
-    for `all`); berry-esseen: the band (may be inf). For `clt` the approximation is returned: callers
-    must label it as such, and it never passes a budget check.
-    """
-    found = figures(run, delta, method, accuracy=accuracy, conversion=conversion)
-    allowed = ("approximation",) if method == "clt" else RIGOROUS
-    return min(float(np.atleast_1d(f.values)[0]) for f in found if f.guarantee in allowed)
+    """The value of `certified` (see there for its label)."""
+    figure = certified(run, delta, method, accuracy=accuracy, conversion=conversion)
+    return float(np.atleast_1d(figure.values)[0])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -300,7 +348,7 @@ class Budget:
     target_epsilon: float
     steps: int
     epsilon: float
-    guarantee: str
+    guarantee: Guarantee
     method: str
     next_lower: float | None = None
     exceeds_from: int | None = None
@@ -391,12 +439,17 @@ def largest_steps(
             )
         return cache[steps]
 
-    def value(steps: int, allowed: tuple[str, ...]) -> float:
-        return min(float(np.atleast_1d(f.values)[0]) for f in found(steps) if f.guarantee in allowed)
+    def best(steps: int, kind: Callable[[Guarantee], bool]) -> Figures:
+        """The smallest figure whose label is of the kind (min over conversions for rdp all)."""
+        usable = [f for f in found(steps) if kind(f.guarantee)]
+        return min(usable, key=lambda f: float(np.atleast_1d(f.values)[0]))
+
+    def value(steps: int, kind: Callable[[Guarantee], bool]) -> float:
+        return float(np.atleast_1d(best(steps, kind).values)[0])
 
     mu_target = gdp_mu(target_epsilon, delta)
 
-    def search(kind: tuple[str, ...], guess: int) -> int:
+    def search(kind: Callable[[Guarantee], bool], guess: int) -> int:
         """Two secant steps in the GDP scale (mu ~ sqrt(T)), then a fine bracket and bisection."""
         for _ in range(2):
             epsilon = value(guess, kind)
@@ -405,9 +458,14 @@ def largest_steps(
             guess = _rescaled(guess, mu_target, gdp_mu(epsilon, delta))
         return largest_steps_where(lambda t: value(t, kind) <= target_epsilon, guess, _FINE_STEP)
 
-    allowed = ("approximation",) if method == "clt" else RIGOROUS
+    def allowed(guarantee: Guarantee) -> bool:  # what the budget rests on (see `certified`)
+        return guarantee is Guarantee.APPROXIMATION if method == "clt" else guarantee.certifies_at_most
+
+    def lower(guarantee: Guarantee) -> bool:
+        return guarantee is Guarantee.LOWER_BOUND
+
     steps = search(allowed, _steps_guess(run, delta, target_epsilon))
-    label = next(f for f in found(max(steps, 1)) if f.guarantee in allowed)
+    label = best(max(steps, 1), allowed)
     budget = Budget(
         run.with_steps(steps),
         target_epsilon,
@@ -416,11 +474,10 @@ def largest_steps(
         label.guarantee,
         label.method,
     )
-    if label.guarantee == "exact":
+    if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
     if method != "exact" or steps >= MAX_STEPS:
         return budget
-    lower = ("lower_bound",)
     next_lower = value(steps + 1, lower)
     exceeds_from = steps + 1 if next_lower > target_epsilon else search(lower, steps + 1) + 1
     return dataclasses.replace(budget, next_lower=next_lower, exceeds_from=max(exceeds_from, steps + 1))

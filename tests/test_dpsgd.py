@@ -46,13 +46,29 @@ def test_schedule_rejects(arguments: tuple) -> None:
         dpsgd.schedule(*arguments)
 
 
-def test_sampling_rate_one_is_exact_gdp() -> None:
-    # q = 1: the plain Gaussian, exactly sqrt(T)/sigma-GDP; sigma = 20, T = 1000: reference gdp value
-    run = dpsgd.Run(1.0, 1000, 20.0, "fixed")
+@pytest.mark.parametrize(("sampling", "sensitivity"), [("poisson", None), ("fixed", 1.0)])
+def test_sampling_rate_one_is_exact_gdp(sampling: str, sensitivity: float | None) -> None:
+    # q = 1: the plain Gaussian, exactly sqrt(T) sens/sigma-GDP; sens/sigma = 1/20, T = 1000
+    run = dpsgd.Run(1.0, 1000, 20.0, sampling, sensitivity)
     (figure,) = dpsgd.figures(run, 1e-5, "exact")
     assert (figure.guarantee, figure.method) == ("exact", "gdp")
     # issue 5: exact GDP at T = 1000, s = 20, delta 1e-5 is 7.5112759
     assert float(figure.values[0]) == pytest.approx(7.5112759, abs=1e-7)
+
+
+def test_replace_one_sensitivity_is_two_clipping_norms() -> None:
+    """Issue 11: the noise multiplier is std / C, so replace-one neighbours (fixed-size batches) have
+    sensitivity 2C and one full-batch step at sigma 2 is 1-GDP: epsilon 4.377178 at 1e-5 (values.json,
+    gdp_epsilon_of_delta at mu = 1), not the 1.993 of a 0.5-GDP step."""
+    run = dpsgd.Run(1.0, 1, 2.0, "fixed")
+    assert (run.neighbouring, run.step_sensitivity, run.step_mu) == ("replace-one", 2.0, 1.0)
+    (figure,) = dpsgd.figures(run, 1e-5, "exact")
+    expected = {(row["mu"], row["delta"]): float(row["epsilon"]) for row in REFERENCE["gdp_epsilon_of_delta"]}
+    assert float(figure.values[0]) == pytest.approx(expected[(1, 1e-05)], rel=1e-14)
+    half = dpsgd.Run(1.0, 1, 2.0, "poisson")  # add/remove: sensitivity C, a 0.5-GDP step
+    assert half.step_mu == 0.5
+    (figure,) = dpsgd.figures(half, 1e-5, "exact")
+    assert float(figure.values[0]) == pytest.approx(expected[(0.5, 1e-05)], rel=1e-14)
 
 
 def test_unavailable_methods_are_refused() -> None:

@@ -16,10 +16,12 @@ import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from gdpcli.accounting import Figures
     from gdpcli.dpsgd import Run
 
     NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -100,7 +102,7 @@ def gaussian(
             sigma = calibrate.gaussian_sigma_for_mu(target, sens)
             rows.append(
                 {"mu": target, "sigma": sigma, "sens": sens, "achieved_mu": sens / sigma}
-                | {"guarantee": "exact", "method": "gdp"}
+                | {"guarantee": Guarantee.EXACT, "method": "gdp"}
             )
     else:
         rows = []
@@ -121,7 +123,7 @@ def gaussian(
                         "achieved_epsilon": float(gdp.epsilon(target_delta, achieved_mu)),
                         "achieved_delta": float(gdp.delta(target_epsilon, achieved_mu)),
                         "mu": achieved_mu,
-                        "guarantee": "exact",
+                        "guarantee": Guarantee.EXACT,
                         "method": method,
                         "valid": method_valid,
                     }
@@ -166,7 +168,7 @@ def laplace(
                 "achieved_epsilon": sens / scale,
                 "achieved_delta": 0.0,
             }
-            | {"guarantee": "exact", "method": "laplace"}
+            | {"guarantee": Guarantee.EXACT, "method": "laplace"}
         )
     inputs = {"epsilon": epsilons, "sens": sens}
     output.emit(output.Result("calibrate laplace", inputs, rows, "gdpcli calibrate laplace"), fmt)
@@ -215,7 +217,7 @@ def family(
             rows.append(
                 {"epsilon": target_epsilon, "delta": target_delta, "sigma": sigma}
                 | {"epsilon0": epsilon0, "delta0": delta0, "achieved_delta": min(float(achieved), 1.0)}
-                | {"guarantee": "upper_bound", "method": method}
+                | {"guarantee": Guarantee.UPPER_BOUND, "method": method}
             )
     notes = [
         "sigma = f(epsilon0, delta0) is (epsilon0, delta0)-DP by the family's own equation, which implies "
@@ -258,6 +260,7 @@ def sgd(
     epochs: options.EpochsOption = None,
     steps: options.StepsOption = None,
     sampling: options.SamplingOption = "poisson",
+    sensitivity: options.SensitivityOption = None,
     epsilon: TargetEpsilonOption = None,
     delta: TargetDeltaOption = None,
     mu: TargetMuOption = None,
@@ -285,6 +288,7 @@ def sgd(
     options.choice(method, "--method", SGD_METHODS)
     options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)
     options.positive(accuracy, "--accuracy")
+    options.positive(sensitivity, "--sensitivity")
     if not 1e-9 <= tolerance < 1:
         raise InputError(f"--tolerance: {tolerance!r} is out of range", "allowed: [1e-09, 1)")
     if mu is not None and (epsilon is not None or delta is not None):
@@ -292,10 +296,22 @@ def sgd(
     mus = _targets(mu, "--mu")
     pairs = _epsilon_delta_pairs(epsilon, delta) if mus is None else []
     q, T, n_epochs = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
-    run = dpsgd.Run(q, T, 1.0, sampling)
-    context = {"sampling": sampling, "sampling_rate": q, "steps": T, "epochs": n_epochs}
+    run = dpsgd.Run(q, T, 1.0, sampling, sensitivity)
+    context = {
+        "sampling": sampling,
+        "neighbouring": run.neighbouring,
+        "sensitivity": run.step_sensitivity,
+        "sampling_rate": q,
+        "steps": T,
+        "epochs": n_epochs,
+    }
+    conversions = dpsgd.CONVERSIONS[:-1] if method == "rdp" and conversion == "all" else (conversion,)
     rows = [_sgd_mu_row(target, run, method, tolerance) | context for target in mus or []]
-    rows += [_sgd_epsilon_row(e, d, run, method, conversion, tolerance, accuracy) | context for e, d in pairs]
+    rows += [
+        _sgd_epsilon_row(e, d, run, method, name, tolerance, accuracy) | context
+        for e, d in pairs
+        for name in conversions
+    ]
     figure = "mu" if mus else "epsilon"
     notes = [f"fed back to `gdpcli sgd --method {method}`, noise_multiplier gives {figure} <= the target"]
     inputs = options.echo_inputs(
@@ -305,6 +321,7 @@ def sgd(
         epochs=epochs,
         steps=steps,
         sampling=sampling,
+        sensitivity=sensitivity,
         epsilon=_targets(epsilon, "--epsilon"),
         delta=_targets(delta, "--delta"),
         mu=_targets(mu, "--mu"),
@@ -316,13 +333,15 @@ def sgd(
     output.emit(output.Result("calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes), fmt)
 
 
-def _clt_noise(mu: float, sampling_rate: float, steps: int) -> float:
-    """The noise multiplier at which the Poisson CLT gives mu: mu = q sqrt(T (e^{1/s^2} - 1)) solved for s.
+def _clt_noise(mu: float, run: Run) -> float:
+    """The noise multiplier at which the Poisson CLT gives mu: mu = q sqrt(T (e^{mu_1^2} - 1)) with
+    mu_1 = sensitivity / s (one step), solved for s.
 
     Su (2024), DP-SGD section (Bu et al. 2020). Used as an approximation (--method clt, Poisson) and as
     the first bracket of every search (the rigorous noise is typically a few percent larger).
     """
-    return 1.0 / math.sqrt(math.log1p((mu / sampling_rate) ** 2 / steps))
+    effective = 1.0 / math.sqrt(math.log1p((mu / run.sampling_rate) ** 2 / run.steps))
+    return effective * run.step_sensitivity
 
 
 def _sgd_epsilon_row(
@@ -336,66 +355,64 @@ def _sgd_epsilon_row(
 ) -> dict:
     """The smallest noise multiplier whose `method` epsilon at delta is <= epsilon (CLT guess first).
 
-    The figure is dpsgd.certified_epsilon, the number `gdpcli sgd` reports, so the answer round-trips.
+    The figure is dpsgd.certified, the number `gdpcli sgd` reports and a budget check relies on, so the
+    answer round-trips; the row carries that figure's own label.
     """
     from gdpcli import dpsgd
     from gdpcli.core import calibrate, gdp
 
+    found: dict[float, Figures] = {}
+
     def epsilon_of(noise: float) -> float:
-        return dpsgd.certified_epsilon(
+        found[noise] = dpsgd.certified(
             dataclasses.replace(run, noise_multiplier=noise),
             delta,
             method=method,
             accuracy=accuracy,
             conversion=conversion,
         )
+        return float(found[noise].values[0])
 
-    guess = _clt_noise(float(gdp.mu(epsilon, delta)), run.sampling_rate, run.steps)
+    guess = _clt_noise(float(gdp.mu(epsilon, delta)), run)
     search = calibrate.smallest_noise(epsilon_of, epsilon, guess, guess * 1.05, rtol=tolerance)
+    figure = found[search.noise]
     return {
         "epsilon": epsilon,
         "delta": delta,
         "noise_multiplier": search.noise,
         "achieved_epsilon": search.value,
-        **_sgd_label(run, method, conversion),
+        "guarantee": figure.guarantee,
+        "method": figure.method,
     }
-
-
-def _sgd_label(run: Run, method: str, conversion: str) -> dict[str, str]:
-    """guarantee and method of certified_epsilon's figure, named as `gdpcli sgd` names them."""
-    if method == "clt":
-        return {"guarantee": "approximation", "method": "clt"}
-    if method == "rdp":
-        return {"guarantee": "upper_bound", "method": "rdp" if conversion == "all" else f"rdp-{conversion}"}
-    if run.sampling_rate == 1.0:
-        return {"guarantee": "exact", "method": "gdp"}
-    return {"guarantee": "upper_bound", "method": "pld"}
 
 
 def _sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
     """The smallest noise multiplier whose CLT mu (GDP paper Cor. 4, or the Poisson formula) is <= mu.
 
-    Without subsampling (q = 1) the run is exactly (sqrt(T)/s)-GDP (GDP paper Cor. 2). Otherwise only
-    the CLT states a mu for DP-SGD: composition only lowers a trade-off function, so the run's f is at
-    most the one-step p G_{1/s}(alpha) + (1 - p)(1 - alpha) (GDP paper Sec. 4; C_p of it for fixed-size
-    batches is lower still), whose tail 1 - f(alpha) >= p Phi(1/s - z), z = Phi^-1(1 - alpha), exceeds
-    1 - G_mu(alpha) = Phi(mu - z) as z -> inf for every mu < 1/s. So an exact mu-GDP guarantee needs
-    s >= 1/mu whatever p is, and a numerical accountant with truncated tails cannot certify G_mu there.
+    With m = sensitivity / s the mu of one step: without subsampling (q = 1) the run is exactly
+    (sqrt(T) m)-GDP (GDP paper Cor. 2). Otherwise only the CLT states a mu for DP-SGD: composition only
+    lowers a trade-off function, so the run's f is at most the one-step p G_m(alpha) + (1 - p)(1 - alpha)
+    (GDP paper Sec. 4; C_p of it for fixed-size batches is lower still), whose tail 1 - f(alpha) >=
+    p Phi(m - z), z = Phi^-1(1 - alpha), exceeds 1 - G_mu(alpha) = Phi(mu - z) as z -> inf for every
+    mu < m. So an exact mu-GDP guarantee needs m <= mu whatever p is, and a numerical accountant with
+    truncated tails cannot certify G_mu there.
     """
     from gdpcli import dpsgd
     from gdpcli.core import calibrate
     from gdpcli.errors import ComputationError
 
     if run.sampling_rate == 1.0 and method != "clt":
-        noise = calibrate.gaussian_sigma_for_mu(mu, math.sqrt(run.steps))
-        return _mu_row(mu, noise, math.sqrt(run.steps) / noise, "exact", "gdp")
+        total = run.step_sensitivity * math.sqrt(run.steps)
+        noise = calibrate.gaussian_sigma_for_mu(mu, total)
+        return _mu_row(mu, noise, total / noise, Guarantee.EXACT, "gdp")
     if method != "clt":
+        needed = run.step_sensitivity / mu
         raise ComputationError(
             f"--mu with --method {method} is not supported: subsampled DP-SGD is only asymptotically GDP "
-            f"(an exact {mu:g}-GDP guarantee needs noise_multiplier >= {1 / mu:.6g} at any sampling rate)",
+            f"(an exact {mu:g}-GDP guarantee needs noise_multiplier >= {needed:.6g} at any sampling rate)",
             "use --epsilon with --delta for a rigorous calibration, or --method clt for an approximation",
         )
-    guess = _clt_noise(mu, run.sampling_rate, run.steps)
+    guess = _clt_noise(mu, run)
     search = calibrate.smallest_noise(
         lambda noise: dpsgd.clt_mu(dataclasses.replace(run, noise_multiplier=noise)),
         mu,
@@ -403,10 +420,10 @@ def _sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
         guess * (1 + tolerance),
         rtol=tolerance,
     )
-    return _mu_row(mu, search.noise, search.value, "approximation", "clt")
+    return _mu_row(mu, search.noise, search.value, Guarantee.APPROXIMATION, "clt")
 
 
-def _mu_row(mu: float, noise: float, achieved: float, guarantee: str, method: str) -> dict:
+def _mu_row(mu: float, noise: float, achieved: float, guarantee: Guarantee, method: str) -> dict:
     """One `calibrate sgd --mu` row."""
     return {
         "mu": mu,

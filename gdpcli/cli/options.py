@@ -91,6 +91,22 @@ EpochsOption = Annotated[
     typer.Option("--epochs", help="Epochs E; steps are counted as T = ceil(E N / B) (or ceil(E / q))."),
 ]
 StepsOption = Annotated[int | None, typer.Option("--steps", help="Number of steps T (instead of --epochs).")]
+NoiseMultiplierOption = Annotated[
+    float | None,
+    typer.Option(
+        "--noise-multiplier",
+        help="Noise standard deviation / clipping norm C (sigma), as in Opacus, TF Privacy, dp-accounting.",
+    ),
+]
+SensitivityOption = Annotated[
+    float | None,
+    typer.Option(
+        "--sensitivity",
+        help="One step's L2 sensitivity in units of C (default: the neighbouring relation's, 1 for "
+        "add/remove, 2 for replace-one). The GDP paper's NoisySGD measures sigma in units of 2C: to "
+        "reproduce it with --sampling fixed, give --sensitivity 1.",
+    ),
+]
 SamplingOption = Annotated[
     str,
     typer.Option(

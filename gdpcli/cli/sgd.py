@@ -13,7 +13,7 @@ from gdpcli.errors import InputError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gdpcli.accounting import Figures
+    from gdpcli.accounting import Answer
     from gdpcli.dpsgd import Budget, Run
 
 EPILOG = """\b
@@ -40,10 +40,8 @@ def command(
     dataset_size: options.DatasetSizeOption = None,
     batch_size: options.BatchSizeOption = None,
     sampling_rate: options.SamplingRateOption = None,
-    noise_multiplier: Annotated[
-        float | None,
-        typer.Option("--noise-multiplier", help="Noise standard deviation / clipping norm (sigma)."),
-    ] = None,
+    noise_multiplier: options.NoiseMultiplierOption = None,
+    sensitivity: options.SensitivityOption = None,
     epochs: options.EpochsOption = None,
     steps: options.StepsOption = None,
     delta: options.DeltaOption = None,
@@ -58,7 +56,8 @@ def command(
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
     from gdpcli import dpsgd
-    from gdpcli.cli import output, queries
+    from gdpcli.accounting import check_budget
+    from gdpcli.cli import output
 
     options.check_output(fmt, plot)
     options.choice(sampling, "--sampling", dpsgd.SAMPLING)
@@ -66,6 +65,7 @@ def command(
     options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)
     options.positive(accuracy, "--accuracy")
     options.positive(noise_multiplier, "--noise-multiplier")
+    options.positive(sensitivity, "--sensitivity")
     options.positive(target_epsilon, "--target-epsilon")
     options.positive(max_epsilon, "--max-epsilon")
     if delta is None:
@@ -87,10 +87,10 @@ def command(
         q, total = dpsgd.sampling_rate_of(dataset_size, batch_size, sampling_rate), None
     else:
         q, total, _ = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
-    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling)
+    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling, sensitivity)
     notes = _skipped(run, method)
-    figure_rows = [] if budget_only else _figure_rows(run, deltas, method, accuracy, conversion, notes)
-    rows = list(figure_rows)
+    answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
+    rows = [_figure_row(run, answer) for answer in answers]
     if target_epsilon is not None:
         budgets = [
             (
@@ -113,6 +113,7 @@ def command(
         batch_size=batch_size,
         sampling_rate=q,
         noise_multiplier=noise_multiplier,
+        sensitivity=sensitivity,
         epochs=epochs,
         steps=total,
         delta=deltas,
@@ -123,11 +124,14 @@ def command(
         target_epsilon=target_epsilon,
         max_epsilon=max_epsilon,
     )
-    title = f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling"
+    title = (
+        f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
+        f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
+    )
     if plot:
         _plot(plot, f"{title}, T = {run.steps}", run, accuracy)
     output.emit(output.Result("sgd", inputs, rows, title, notes), fmt)
-    queries.check_budget(figure_rows, max_epsilon=max_epsilon, max_delta=None)
+    check_budget(answers, max_epsilon=max_epsilon)
 
 
 def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
@@ -149,6 +153,8 @@ def _context(run: Run) -> dict[str, Any]:
         "neighbouring": run.neighbouring,
         "sampling_rate": run.sampling_rate,
         "noise_multiplier": run.noise_multiplier,
+        "sensitivity": run.step_sensitivity,
+        "step_mu": run.step_mu,
         "steps": run.steps,
         "epochs": run.epochs,
     }
@@ -164,19 +170,19 @@ def _skipped(run: Run, method: str) -> list[str]:
     return [f"skipped {name}: {reason}" for name, reason in reasons if reason]
 
 
-def _figure_rows(
+def _answers(
     run: Run, deltas: list[float], method: str, accuracy: float, conversion: str, notes: list[str]
-) -> list[dict[str, Any]]:
-    """One row per (delta, figure): the run, delta, epsilon, (mu for the CLT), guarantee, method (and the
-    RDP order used).
+) -> list[Answer]:
+    """Every (delta, figure) of the requested method(s), labelled; they become the rows and decide the
+    budget check. With --method all a method that fails is skipped with a note (alone it is an error)."""
+    import numpy as np
 
-    With --method all a method that fails is skipped with a note (alone it is an error).
-    """
     from gdpcli import dpsgd
+    from gdpcli.accounting import Answer
     from gdpcli.errors import ComputationError
 
     names = [method] if method != "all" else [m for m in dpsgd.METHODS[:-1] if not dpsgd.unavailable(run, m)]
-    rows = []
+    answers = []
     for name in names:
         for delta in deltas:
             try:
@@ -186,17 +192,19 @@ def _figure_rows(
                     raise
                 notes.append(f"skipped {name} at delta {delta:g}: {error}")
                 continue
-            rows += [_figure_row(run, delta, figure) for figure in found]
-    return rows
+            answers += [Answer("delta", np.array([delta]), figure) for figure in found]
+    return answers
 
 
-def _figure_row(run: Run, delta: float, figure: Figures) -> dict[str, Any]:
+def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
+    """One row: the run, delta, epsilon, (mu for the CLT), guarantee, method (and the RDP order used)."""
     from gdpcli import dpsgd
 
+    figure = answer.figure
     extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
     return {
         **_context(run),
-        "delta": delta,
+        "delta": float(answer.queries[0]),
         "epsilon": float(figure.values[0]),
         **extra,
         "guarantee": figure.guarantee,
@@ -244,7 +252,7 @@ def _budget_notes(budgets: list[Budget], total: int | None) -> list[str]:
     """What the budget rows mean, and how many of the requested steps fit."""
     notes = []
     for budget in budgets:
-        if budget.guarantee == "approximation":
+        if not budget.guarantee.rigorous:
             notes.append(f"{budget.method}: the step budget is an approximation, not a guarantee")
         if budget.steps == 0:
             notes.append(f"{budget.method}: not even one step is certified within the target")

@@ -17,9 +17,8 @@ from scipy import optimize
 
 from gdpcli.core import gdp
 from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.rounding import elementwise, to_safe_side
 from gdpcli.errors import ComputationError, InputError
-
-_MU_RELATIVE_ERROR = 16 * np.finfo(float).eps
 
 
 def _require_positive(value: np.ndarray, name: str) -> None:
@@ -37,16 +36,18 @@ def _check_epsilon_delta(epsilon: np.ndarray, delta: np.ndarray, sensitivity: np
 
 
 def _noise_for_ratio(sensitivity: ArrayLike, target: ArrayLike, name: str) -> ArrayLike:
-    """The noise scale s = sens / target, rounded up by ulps until sens / s <= target in floating point."""
+    """The noise scale s = sens / target, rounded up to the nearest float with sens / s <= target."""
     sensitivity, target = np.broadcast_arrays(
         np.asarray(sensitivity, dtype=float), np.asarray(target, dtype=float)
     )
     _require_positive(target, name)
     _require_positive(sensitivity, "sensitivity")
+
+    def met(scale: np.ndarray, sens: np.ndarray, goal: np.ndarray) -> np.ndarray:
+        return sens / scale <= goal
+
     scale = sensitivity / target
-    for _ in range(4):
-        scale = np.where(sensitivity / scale > target, np.nextafter(scale, np.inf), scale)
-    return as_output(scale)
+    return as_output(to_safe_side(scale, elementwise(met, sensitivity, target), "up", what="noise scale"))
 
 
 def gaussian_sigma_for_mu(mu: ArrayLike, sensitivity: ArrayLike = 1.0) -> ArrayLike:
@@ -67,19 +68,21 @@ def analytic_gaussian_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: A
     mu, so the condition is mu <= mu*(eps, delta), the largest mu that gdp.mu returns, and the
     smallest sigma is sens / mu*.
 
-    Rounded up: against mpmath, gdp.mu's relative error stays below 3 ulp / mu (eps in [1e-6, 50],
-    delta in [1e-250, 0.5]; it grows for small mu), so sigma is inflated by 16 ulp (1 + 1/mu), and
-    delta(eps; sens/sigma) <= delta is checked in floating point.
+    Rounded up: sens / mu* is moved up to the nearest float at which delta(eps; sens/sigma) <= delta holds
+    as computed, with the computed delta raised by its verified relative error (core.rounding), so sigma is
+    no smaller than the exact root, not only in floating point.
     """
     epsilon, delta, sensitivity = np.broadcast_arrays(
         np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float), np.asarray(sensitivity, dtype=float)
     )
     _check_epsilon_delta(epsilon, delta, sensitivity)
-    mu = np.asarray(gdp.mu(epsilon, delta))
-    sigma = sensitivity / mu * (1.0 + _MU_RELATIVE_ERROR * (1.0 + 1.0 / mu))
-    if np.any(np.asarray(gdp.log_delta(epsilon, sensitivity / sigma)) > np.log(delta)):
-        raise ComputationError("the analytic Gaussian sigma could not be rounded to a valid value")
-    return as_output(sigma)
+
+    def met(sigma: np.ndarray, eps: np.ndarray, target: np.ndarray, sens: np.ndarray) -> np.ndarray:
+        return np.asarray(gdp.delta(eps, sens / sigma)) * (1.0 + gdp.DELTA_RELATIVE_ERROR) <= target
+
+    sigma = sensitivity / np.asarray(gdp.mu(epsilon, delta))
+    holds = elementwise(met, epsilon, delta, sensitivity)
+    return as_output(to_safe_side(sigma, holds, "up", what="analytic Gaussian sigma"))
 
 
 def classical_gaussian_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> ArrayLike:

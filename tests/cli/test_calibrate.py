@@ -224,6 +224,39 @@ def test_sgd_round_trip_and_tolerance(gdpcli, run: tuple[str, ...], method: str,
     assert sgd_epsilon(gdpcli, run, row["noise_multiplier"] / 1.001, method) > 2.0
 
 
+def test_sgd_every_conversion_gets_a_row(gdpcli) -> None:
+    """Issue 11: --conversion all printed one row (the minimum); now one calibration per conversion, each
+    labelled with its own method and meeting the target when fed back to `gdpcli sgd`."""
+    run = ("--sampling-rate", "0.01", "--steps", "1000")
+    args = ("calibrate", "sgd", *run, "--epsilon", "2", "--delta", "1e-5", "--method", "rdp")
+    found = rows(gdpcli(*args, "--conversion", "all", "-f", "json"))
+    names = ["classic", "improved", "lemma1", "lemma2", "optimal"]
+    assert [row["method"] for row in found] == [f"rdp-{name}" for name in names]
+    for name, row in zip(names, found, strict=True):
+        assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 2.0
+        [single] = rows(gdpcli(*args, "--conversion", name, "-f", "json"))
+        assert single["noise_multiplier"] == row["noise_multiplier"]
+    classic = found[0]["noise_multiplier"]
+    assert all(row["noise_multiplier"] <= classic for row in found)  # classic is the loosest conversion
+
+
+def test_sgd_fixed_sampling_round_trip_uses_replace_one_sensitivity(gdpcli) -> None:
+    """calibrate and sgd share the convention: fixed-size batches (replace-one) have sensitivity 2C, and
+    --sensitivity 1 (the GDP paper's sigma) needs exactly half the noise multiplier at q = 1."""
+    run = ("--sampling-rate", "1", "--steps", "10", "--sampling", "fixed")
+    [ecosystem] = rows(gdpcli("calibrate", "sgd", *run, "--epsilon", "2", "--delta", "1e-5", "-f", "json"))
+    [paper] = rows(
+        gdpcli(
+            "calibrate", "sgd", *run, "--sensitivity", "1", "--epsilon", "2", "--delta", "1e-5", "-f", "json"
+        )
+    )
+    assert (ecosystem["sensitivity"], paper["sensitivity"]) == (2.0, 1.0)
+    assert ecosystem["noise_multiplier"] == pytest.approx(2 * paper["noise_multiplier"], rel=2e-3)
+    back = ("sgd", *run, "--noise-multiplier", repr(ecosystem["noise_multiplier"]), "--delta", "1e-5")
+    [row] = rows(gdpcli(*back, "-f", "json"))
+    assert row["guarantee"] == "exact" and row["epsilon"] <= 2.0
+
+
 def test_sgd_clt_mu(gdpcli) -> None:
     [row] = rows(
         gdpcli("calibrate", "sgd", *MNIST, "--mu", "0.5736014703922835", "--method", "clt", "-f", "json")
