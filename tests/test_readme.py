@@ -52,3 +52,30 @@ def test_readme_example_runs(line: str) -> None:
     assert completed.returncode == 0, f"{line}\n{completed.stderr}"
     assert completed.stdout.strip(), line
     assert "Traceback" not in completed.stderr
+
+
+def test_mnist_sentences_match_what_gdpcli_prints(gdpcli) -> None:
+    """Issue 11: the README's CLT sentence quotes the numbers `sgd --method all` prints (4 decimals for
+    the fixed-size bracket and the CLT, 3 for the Poisson bracket), in the convention it names."""
+    run = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
+    run += ("--epochs", "60", "--delta", "1e-5", "--method", "all", "-f", "json")
+    fixed = gdpcli(*run, "--sampling", "fixed", "--sensitivity", "1").json()["rows"]
+    poisson = gdpcli(*run).json()["rows"]
+
+    def figures(rows: list[dict]) -> dict[str, float]:
+        return {row["guarantee"]: row["epsilon"] for row in rows if row["method"] in ("pld", "clt")}
+
+    f, p = figures(fixed), figures(poisson)
+    assert (
+        f"bounds on C_p(G_{{1/1.1}})^{{(x)T}} of Thm 10 are [{f['lower_bound']:.4f}, {f['upper_bound']:.4f}]"
+        in (" ".join(README.split()))
+    )
+    assert f"the CLT (Cor. 4) says {f['approximation']:.4f}" in " ".join(README.split())
+    sentence = " ".join(README.split("## Which method should I trust?")[1].split())
+    assert f"says epsilon {p['approximation']:.3f} with Poisson sampling" in sentence
+    assert f"rigorous bounds are [{p['lower_bound']:.3f}, {p['upper_bound']:.3f}] (optimistic)" in sentence
+    assert f"{f['approximation']:.3f} with fixed-size batches" in sentence
+    assert f"rigorous bounds are [{f['lower_bound']:.3f}, {f['upper_bound']:.3f}] (pessimistic" in sentence
+    assert p["approximation"] < p["lower_bound"] and f["approximation"] > f["upper_bound"]
+    ecosystem = figures(gdpcli(*run, "--sampling", "fixed").json()["rows"])
+    assert f"rigorous upper bound is epsilon {ecosystem['upper_bound']:.2f}" in " ".join(README.split())

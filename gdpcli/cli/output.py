@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gdpcli import __version__
+from gdpcli.guarantees import Guarantee
 
 FORMATS = ("table", "csv", "json")
 
@@ -104,7 +105,12 @@ def _table_cell(value: Any) -> str:
     return str(value)
 
 
-_GUARANTEE_STYLE = {"exact": "green", "upper_bound": "cyan", "lower_bound": "blue", "approximation": "yellow"}
+_GUARANTEE_STYLE = {
+    Guarantee.EXACT: "green",
+    Guarantee.UPPER_BOUND: "cyan",
+    Guarantee.LOWER_BOUND: "blue",
+    Guarantee.APPROXIMATION: "yellow",
+}
 
 
 _ALWAYS_SHOWN = ("guarantee", "method")

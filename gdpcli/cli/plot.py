@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -34,13 +35,13 @@ PROFILE_POINTS = 301  # epsilon grid of the profile panel
 SLOW_PROFILE_POINTS = 17  # ... for the PLD and RDP accountants, which solve one problem per point
 STAIRCASE_CELLS = 400  # cells of the GDPT staircase drawn (each a valid bound: the union of finer cells)
 _REFERENCE_COLOR = "0.45"
-_LINE_STYLES = {"exact": "-", "upper_bound": "-.", "lower_bound": "-.", "approximation": "--"}
-_WORDS = {
-    "exact": "exact",
-    "upper_bound": "upper bound",
-    "lower_bound": "lower bound",
-    "approximation": "approximation",
+_LINE_STYLES = {
+    Guarantee.EXACT: "-",
+    Guarantee.UPPER_BOUND: "-.",
+    Guarantee.LOWER_BOUND: "-.",
+    Guarantee.APPROXIMATION: "--",
 }
+_WORDS = {guarantee: guarantee.value.replace("_", " ") for guarantee in Guarantee}
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Curve:
     x: np.ndarray
     y: np.ndarray
     label: str
-    guarantee: str
+    guarantee: Guarantee
     group: str = ""
     reference: bool = False
 
@@ -290,7 +291,7 @@ def _draw(ax: Axes, curves: Sequence[Curve]) -> None:
         key = curve.group if partner is not None else curve.label
         color = _REFERENCE_COLOR if curve.reference else colors.setdefault(key, f"C{len(colors) % 10}")
         if partner is not None:
-            if curve.guarantee == "lower_bound":
+            if curve.guarantee is Guarantee.LOWER_BOUND:
                 band = f"{curve.group} (rigorous bounds)"
                 ax.fill_between(curve.x, curve.y, partner.y, color=color, alpha=0.3, lw=0, label=band)
             ax.plot(curve.x, curve.y, "-", color=color, lw=1)
@@ -301,7 +302,9 @@ def _draw(ax: Axes, curves: Sequence[Curve]) -> None:
 
 def _partner(curve: Curve, curves: Sequence[Curve]) -> Curve | None:
     """The other side of a lower/upper pair of the same group, if there is one."""
-    other = {"lower_bound": "upper_bound", "upper_bound": "lower_bound"}.get(curve.guarantee)
+    other = {Guarantee.LOWER_BOUND: Guarantee.UPPER_BOUND, Guarantee.UPPER_BOUND: Guarantee.LOWER_BOUND}.get(
+        curve.guarantee
+    )
     return next((c for c in curves if c.group == curve.group and c.guarantee == other), None)
 
 
