@@ -5,8 +5,9 @@ Sec. 3 (Thm 3.1, Cor. 3.1, Cor. 3.2), Sec. 5.2 and Appendices B and C.
 
 Throughout, c(eps0, eps) = (e^eps0 - e^eps)_+ / (1 + e^eps0) is the extra delta that moving from eps0
 down to eps costs: (eps0, delta0)-DP implies (eps, delta)-DP iff delta >= delta0 + (1 - delta0) c.
-Results that are guarantees are rounded to the safe side by a relative 1e-14 (far more than the few
-ulps of rounding error in the formulas).
+implied_delta, a closed form, is rounded up by a relative 1e-14 (far more than the few ulps of rounding
+error in its formula); the inverses (largest_epsilon0, weakest_delta) are moved to the nearest float at
+which implied_delta confirms them (gdpcli.core.rounding).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.rounding import elementwise, to_safe_side
 from gdpcli.errors import InputError
 
 _SAFETY = 1e-14
@@ -59,10 +61,15 @@ def largest_epsilon0(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
     """The largest eps0 at which some (eps0, delta0)-DP condition implies (eps, delta)-DP (GDPT Cor. 3.1).
 
     It is the pure-DP one, delta0 = 0: c(eps0, eps) = delta gives eps0 = log((delta + e^eps) / (1 - delta)),
-    rounded down (relative 1e-13).
+    moved down to the nearest float at which implied_delta(eps0, 0, eps) <= delta holds as computed.
     """
-    epsilon, delta = np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float)
-    return as_output((np.logaddexp(np.log(delta), epsilon) - np.log1p(-delta)) * (1.0 - 1e-13))
+    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
+
+    def implied(epsilon0: np.ndarray, eps: np.ndarray, target: np.ndarray) -> np.ndarray:
+        return np.asarray(implied_delta(epsilon0, 0.0, eps)) <= target
+
+    start = np.logaddexp(np.log(delta), epsilon) - np.log1p(-delta)
+    return as_output(to_safe_side(start, elementwise(implied, epsilon, delta), "down", what="largest eps0"))
 
 
 def weakest_delta(epsilon: ArrayLike, delta: ArrayLike, epsilon0: ArrayLike) -> ArrayLike:
@@ -70,19 +77,28 @@ def weakest_delta(epsilon: ArrayLike, delta: ArrayLike, epsilon0: ArrayLike) -> 
 
         delta0 = (delta - c) / (1 - c),   c = (e^eps0 - e^eps)_+ / (1 + e^eps0),
 
-    for eps <= eps0 <= largest_epsilon0(eps, delta) (beyond that no delta0 >= 0 works). Rounded down:
-    for eps0 > eps, delta is first shrunk by a relative 2e-14, so that implies(eps0, delta0, eps, delta)
-    holds even with the upward rounding of implied_delta.
+    for eps <= eps0 <= largest_epsilon0(eps, delta) (beyond that no delta0 >= 0 works). Moved down to the
+    nearest float at which implies(eps0, delta0, eps, delta) holds as computed (with the upward rounding
+    of implied_delta), and never below 0.
     """
-    epsilon, delta, epsilon0 = (np.asarray(v, dtype=float) for v in (epsilon, delta, epsilon0))
+    epsilon, delta, epsilon0 = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (epsilon, delta, epsilon0))
+    )
     shortfall = _shortfall(epsilon0, epsilon)
     if np.any(shortfall > delta * (1.0 + 1e-12)) or np.any(epsilon0 < epsilon):
         raise InputError(
             "no (eps0, delta0) condition at this eps0 implies the target",
             "need eps <= eps0 <= log((delta + e^eps) / (1 - delta))",
         )
-    shrunk = np.maximum((delta / (1.0 + 2.0 * _SAFETY) - shortfall) / (1.0 - shortfall), 0.0)
-    return as_output(np.where(shortfall > 0.0, shrunk, delta))
+
+    def implied(delta0: np.ndarray, eps0: np.ndarray, eps: np.ndarray, target: np.ndarray) -> np.ndarray:
+        return (delta0 <= 0.0) | (np.asarray(implied_delta(eps0, delta0, eps)) <= target)
+
+    start = np.maximum((delta - shortfall) / (1.0 - shortfall), 0.0)
+    rounded = to_safe_side(
+        start, elementwise(implied, epsilon0, epsilon, delta), "down", what="weakest delta0"
+    )
+    return as_output(np.maximum(rounded, 0.0))
 
 
 def _derivative(func: Callable[[np.ndarray], np.ndarray], x: float, step: float) -> float:
