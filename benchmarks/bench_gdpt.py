@@ -1,6 +1,6 @@
 """GDPT speed: mu_GDP solvers and the head measurement (GDPT paper Algorithms 1-3).
 
-    /work/venv/bin/python benchmarks/bench_gdpt.py [--quick]
+    PYTHONPATH=. python benchmarks/bench_gdpt.py [--quick]
 
 1. mu_GDP(eps, delta) on 10^4 pairs: gdp.mu (vectorized safeguarded Newton) and gdpt.mu_bound (log space,
    directed rounding) against the paper's Algorithm 1 (bisection on [0, mu_max] down to a width b), both as
