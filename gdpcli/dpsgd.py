@@ -231,13 +231,17 @@ def _clt(run: Run, delta: float) -> list[Figures]:
 
 
 def _berry_esseen(run: Run, delta: float) -> list[Figures]:
-    """The rigorous band of GDP paper Cor. 5 (Lemma 4 functionals of C_q(G_{1/sigma})): an upper bound,
-    +inf when the band is vacuous at this delta."""
+    """The band of GDP paper Cor. 5 (Lemma 4 functionals of C_q(G_mu)), +inf when vacuous at this delta.
+
+    An upper bound when its functionals are rigorous (q = 1: closed forms); the Lemma 4 functionals of a
+    subsampled step come from quadrature without a proven error bound, so there it is an approximation.
+    """
     from gdpcli.core import clt
 
     theorem5 = berry_esseen_band(run)
     value = clt.band_epsilon(delta, theorem5.mu, theorem5.gamma)
-    return [Figures(np.asarray([value]), Guarantee.UPPER_BOUND, "berry-esseen")]
+    label = Guarantee.UPPER_BOUND if theorem5.rigorous else Guarantee.APPROXIMATION
+    return [Figures(np.asarray([value]), label, "berry-esseen")]
 
 
 def berry_esseen_band(run: Run) -> object:

@@ -31,7 +31,8 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
 
 METHOD_HELP = (
     "exact (rigorous PLD upper and lower bounds; exact GDP when every step uses all data) | clt (CLT "
-    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (rigorous band, fixed-size only) | "
+    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size only; an approximation for q < 1: its functionals "
+    "come from quadrature without a proven error bound) | "
     "rdp (moments accountant, Poisson) | all."
 )
 
@@ -76,7 +77,7 @@ def command(
     if max_epsilon is not None and method == "clt":
         raise InputError(
             "--max-epsilon cannot be checked with --method clt",
-            "the CLT is an approximation; use a rigorous method: exact, rdp or berry-esseen",
+            "the CLT is an approximation; use a rigorous method: exact or rdp",
         )
     budget_only = target_epsilon is not None and epochs is None and steps is None
     if budget_only and max_epsilon is not None:

@@ -30,30 +30,34 @@ from gdpcli.core import gdp
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, phi
 from gdpcli.core.roots import bracketed_newton
+from gdpcli.core.rounding import elementwise, to_safe_side
 from gdpcli.errors import ComputationError
 
 Expectation = Callable[[Callable[[np.ndarray], np.ndarray]], tuple[float, float]]
 
 BERRY_ESSEEN_CONSTANT = 0.56
 _SQRT2 = math.sqrt(2.0)
-# Relative rounding slack for closed forms and float sums; rigorous figures are moved outward by it.
+# Relative rounding slack for closed forms and float sums (a few ulps times the terms summed);
+# rigorous figures are moved outward by it.
 _FLOAT_SLACK = 1e-14
+# Relative error allowed for the Laplace closed forms: a few ulps, times the cancellation (at most a
+# factor 20) in the alternating sums over the pieces of the continuous part.
+_LAPLACE_SLACK = 1e-13
 # Safety margins on a delta upper bound from the band (cover rounding in its closed form).
 _DELTA_MARGIN = 1e-12
 _DELTA_ABSOLUTE = 1e-15
 # Quadrature must reach this relative accuracy (estimated by QUADPACK) or a ComputationError is raised.
 _QUAD_RTOL = 1e-11
 _QUAD_MAX_REL_ERROR = 1e-8
-# QUADPACK's error estimate is not a bound: rigorous figures widen it by this factor.
-_QUAD_SAFETY = 100.0
 
 
 @dataclass(frozen=True)
 class Functionals:
     """kl, kappa2, kappa3, kappa3bar and variance = kappa2 - kl^2 of one trade-off function (Sec. 3.2).
 
-    Fields are floats, or arrays for the vectorized closed forms. `rel_error` is their relative error:
-    0 for closed forms (exact up to rounding), QUADPACK's relative error estimate for numerical ones.
+    Fields are floats, or arrays for the vectorized closed forms. `rel_error` bounds their relative error
+    and `rigorous` says whether that bound is proven: closed forms (exact up to rounding, rel_error the
+    rounding allowance) are rigorous; QUADPACK integrals are not (rel_error is its estimate, not a bound).
     """
 
     kl: ArrayLike
@@ -62,6 +66,7 @@ class Functionals:
     kappa3bar: ArrayLike
     variance: ArrayLike
     rel_error: float = 0.0
+    rigorous: bool = True
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,13 @@ class BerryEsseen:
     """mu and gamma of Theorem 5, both rounded up so that the band built from them stays a lower bound.
 
     The theorem needs gamma < 1/2 (`valid`); for gamma >= 1/2 the band is identically 0 and says nothing.
+    `rigorous` is False when some functional came from quadrature without a proven error bound: the band
+    is then an approximation, not a bound.
     """
 
     mu: float
     gamma: float
+    rigorous: bool = True
 
     @property
     def valid(self) -> bool:
@@ -165,42 +173,70 @@ def _from_moments(expect: Expectation) -> Functionals:
             "the trade-off function may be too irregular; try --method pld",
         )
     kappa2, kappa3, kappa3bar, variance = values[1:]
-    return Functionals(*(float(v) for v in (kl, kappa2, kappa3, kappa3bar, variance, rel_error)))
+    floats = (float(v) for v in (kl, kappa2, kappa3, kappa3bar, variance))
+    return Functionals(*floats, rel_error=float(rel_error), rigorous=False)
 
 
-def tradeoff_functionals(
-    log_abs_slope: Callable[[np.ndarray], np.ndarray], breakpoints: Sequence[float] = ()
-) -> Functionals:
-    """Functionals of a symmetric trade-off function f by quadrature over alpha in [0, 1] (Sec. 3.2).
+def _exponential_moments(order: int, width: float) -> list[float]:
+    """J_j = int_0^width s^j e^{-s/2} ds = 2^{j+1} j! P(j + 1, width/2) for j = 0..order (P the regularized
+    lower incomplete gamma function, accurate to a few ulps relative even for tiny widths)."""
+    return [
+        2.0 ** (j + 1) * math.factorial(j) * float(special.gammainc(j + 1, 0.5 * width))
+        for j in range(order + 1)
+    ]
 
-    `log_abs_slope(alpha)` must return log|f'(alpha)|: passing the logarithm (rather than f') keeps full
-    precision for nearly private f, whose slope is -1 + tiny. `breakpoints` are kinks or jumps of f' in
-    (0, 1), e.g. the ends of linear pieces. Numerical: `rel_error` is QUADPACK's error estimate.
-    """
 
-    def expect(g: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
-        return _quad(lambda alpha: float(g(log_abs_slope(alpha))), 0.0, 1.0, breakpoints)
+def _laplace_piece(power: int, shift: float, lo: float, hi: float, epsilon: float, absolute: bool) -> float:
+    """int_lo^hi (l + shift)^power e^{-(l + eps)/2} / 4 dl (|l + shift| if absolute; the sign of l + shift
+    must be constant on [lo, hi]), exactly: with l = lo + s and c = lo + shift, expand (c + s)^power
+    binomially over the moments J_j of _exponential_moments."""
+    if hi <= lo:
+        return 0.0
+    c = lo + shift
+    moments = _exponential_moments(power, hi - lo)
+    value = math.fsum(math.comb(power, j) * c ** (power - j) * moments[j] for j in range(power + 1))
+    value *= 0.25 * math.exp(-0.5 * (lo + epsilon))
+    return abs(value) if absolute else value
 
-    return _from_moments(expect)
+
+def _laplace_expectation(power: int, shift: float, epsilon: float, absolute: bool) -> float:
+    """E (L + shift)^power (or E |L + shift|^power) for the Laplace privacy loss L (see laplace_functionals):
+    the two atoms plus the continuous part split where l + shift changes sign."""
+
+    def g(x: float) -> float:
+        return abs(x + shift) ** power if absolute else (x + shift) ** power
+
+    atoms = 0.5 * g(-epsilon) + 0.5 * math.exp(-epsilon) * g(epsilon)
+    kink = min(max(-shift, -epsilon), epsilon) if absolute else -epsilon
+    pieces = _laplace_piece(power, shift, -epsilon, kink, epsilon, absolute) + _laplace_piece(
+        power, shift, kink, epsilon, epsilon, absolute
+    )
+    return math.fsum((atoms, pieces))
 
 
 def laplace_functionals(epsilon: float) -> Functionals:
-    """Functionals of T(Lap(0, 1), Lap(eps, 1)), the Laplace mechanism with sens/b = eps.
+    """Functionals of T(Lap(0, 1), Lap(eps, 1)), the Laplace mechanism with sens/b = eps, in closed form.
 
     Under P = Lap(0, 1) the loss |x| - |x - eps| is -eps with probability 1/2, +eps with probability
-    e^-eps / 2, and 2x - eps for x in (0, eps), i.e. density e^{-(l + eps)/2} / 4 on (-eps, eps).
-    The atoms are summed exactly and the continuous part integrated (kl = eps - 1 + e^-eps in closed form
-    serves as a check in the tests). Numerical: `rel_error` is QUADPACK's error estimate.
+    e^-eps / 2, and 2x - eps for x in (0, eps), i.e. density e^{-(l + eps)/2} / 4 on (-eps, eps). Every
+    functional is E h(L) with h(l) = (l + k)^n or |l + k|^n (n <= 3, k = 0 or kl): the atoms give two
+    terms, and on each piece of (-eps, eps) where l + k keeps its sign, h times the density is a
+    polynomial times an exponential, integrated exactly through incomplete gamma functions. kl = eps - 1 +
+    e^-eps (its series for eps < 1, where the closed form cancels). Exact up to rounding: rigorous,
+    with rel_error the rounding allowance _LAPLACE_SLACK.
     """
-
-    def expect(g: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
-        atoms = 0.5 * float(g(-epsilon)) + 0.5 * math.exp(-epsilon) * float(g(epsilon))
-        value, error = _quad(
-            lambda loss: float(g(loss)) * 0.25 * math.exp(-0.5 * (loss + epsilon)), -epsilon, epsilon, [0.0]
-        )
-        return atoms + value, error
-
-    return _from_moments(expect)
+    if epsilon < 1.0:  # eps - 1 + e^-eps = sum_{j >= 2} (-eps)^j / j!, terms below 1e-25 after j = 25
+        kl = math.fsum((-epsilon) ** j / math.factorial(j) for j in range(2, 26))
+    else:
+        kl = epsilon + math.expm1(-epsilon)
+    return Functionals(
+        kl=kl,
+        kappa2=_laplace_expectation(2, 0.0, epsilon, absolute=False),
+        kappa3=_laplace_expectation(3, 0.0, epsilon, absolute=True),
+        kappa3bar=_laplace_expectation(3, kl, epsilon, absolute=True),
+        variance=_laplace_expectation(2, kl, epsilon, absolute=False),
+        rel_error=_LAPLACE_SLACK,
+    )
 
 
 def _log_subsampled_ratio(x: np.ndarray, sampling_rate: float, mu: float) -> np.ndarray:
@@ -262,20 +298,22 @@ def berry_esseen(functionals: Sequence[Functionals], times: Sequence[int] | None
         mu = 2 ||kl||_1 / sqrt(||kappa2||_1 - ||kl||_2^2),  gamma = 0.56 ||kappa3bar||_1 / (...)^(3/2),
 
     with ||kappa2||_1 - ||kl||_2^2 = sum variance. `times[i]` repeats f_i (self-composition). Each
-    functional is moved outward by 100 times its estimated relative error (plus float slack) so that mu
-    and gamma are upper bounds and the band max(0, G_mu(alpha + gamma) - gamma) a lower bound on the
-    composition: rigorous for closed-form functionals, up to QUADPACK's error estimate for numerical ones.
+    functional is moved outward by its relative error bound (plus float slack for the sums) so that mu and
+    gamma are upper bounds and the band max(0, G_mu(alpha + gamma) - gamma) a lower bound on the
+    composition. That is a proof only when every functional is rigorous (closed forms); with a quadrature
+    among them the result says `rigorous=False` and the band is an approximation.
     """
-    slack = _QUAD_SAFETY * max((f.rel_error for f in functionals), default=0.0) + _FLOAT_SLACK
+    slack = max((f.rel_error for f in functionals), default=0.0) + _FLOAT_SLACK
+    rigorous = all(f.rigorous for f in functionals)
     kl, variance, kappa3bar = _totals(functionals, times, "kl", "variance", "kappa3bar")
     if variance == 0.0 and kl == 0.0:
-        return BerryEsseen(0.0, 0.0)
+        return BerryEsseen(0.0, 0.0, rigorous)
     variance_low = variance * (1.0 - slack)
     if not variance_low > 0.0:
         raise ComputationError("the privacy-loss variance underflows", "Theorem 5 does not apply")
     mu = 2.0 * kl * (1.0 + slack) / math.sqrt(variance_low)
     gamma = BERRY_ESSEEN_CONSTANT * kappa3bar * (1.0 + slack) / variance_low**1.5
-    return BerryEsseen(float(mu * (1.0 + _FLOAT_SLACK)), float(gamma * (1.0 + _FLOAT_SLACK)))
+    return BerryEsseen(float(mu * (1.0 + _FLOAT_SLACK)), float(gamma * (1.0 + _FLOAT_SLACK)), rigorous)
 
 
 def limit_mu(functionals: Sequence[Functionals], times: Sequence[int] | None = None) -> float:
@@ -319,7 +357,16 @@ def uniform_epsilon(delta: ArrayLike, mu: ArrayLike, delta0: ArrayLike = 0.0) ->
     delta, mu, delta0 = _arrays(delta, mu, delta0)
     reachable = delta > delta0
     target = np.where(reachable, _without_uniform(delta, delta0), 0.5)
-    return as_output(np.where(reachable, gdp.epsilon(target, mu), np.inf))
+    eps = np.asarray(gdp.epsilon(target, mu), dtype=float)
+
+    def met(
+        epsilon: np.ndarray, m: np.ndarray, d: np.ndarray, d0: np.ndarray, skip: np.ndarray
+    ) -> np.ndarray:
+        return skip | (np.asarray(uniform_delta(epsilon, m, d0)) <= d)
+
+    holds = elementwise(met, mu, delta, delta0, ~reachable)
+    eps = to_safe_side(eps, holds, "up", what="uniform_epsilon")  # the target's own rounding
+    return as_output(np.where(reachable, eps, np.inf))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -374,7 +421,8 @@ def band_epsilon(delta: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: Arra
     band_delta is non-increasing in eps with floor delta0 + (1 - delta0)(1 + gamma - G_mu(gamma)) reached at
     eps_c = mu (Phi^-1(1 - gamma) - mu/2); below the floor no finite eps is certified and inf is returned
     (the band is vacuous there). Safeguarded Newton on [0, eps_c] with slope -e^eps (u* - gamma), then the
-    root is nudged up by ulps until band_delta(eps) <= delta holds in floating point. For gamma = 0 (the
+    root is moved up to the nearest float at which band_delta(eps) <= delta holds as computed
+    (core.rounding). For gamma = 0 (the
     band is G_mu) the bracket is mu (mu/2 - Phi^-1(delta')) as in gdp.epsilon, delta' the target of G_mu.
     """
     delta, mu, gamma, delta0 = _arrays(delta, mu, gamma, delta0)
@@ -398,9 +446,12 @@ def band_epsilon(delta: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: Arra
         u_star = Phi(-eps / safe_mu - 0.5 * safe_mu)
         return -(1.0 - delta0) * np.exp(eps) * np.maximum(u_star - safe_gamma, 0.0)
 
+    def met(epsilon: np.ndarray, m: np.ndarray, g: np.ndarray, d0: np.ndarray, d: np.ndarray) -> np.ndarray:
+        return np.asarray(band_delta(epsilon, m, g, d0)) <= d
+
     eps = bracketed_newton(gap, slope, np.zeros_like(hi), hi)
-    for _ in range(8):
-        eps = np.where(gap(eps) > 0, np.nextafter(eps, np.inf), eps)
+    holds = elementwise(met, safe_mu, safe_gamma, delta0, np.where(solve, delta, 1.0))
+    eps = to_safe_side(eps, holds, "up", what="band_epsilon")
     eps = np.where(delta < floor, np.inf, np.where(at_zero <= delta, 0.0, eps))
     return as_output(eps)
 
@@ -424,7 +475,10 @@ def sgd_mu_fixed(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: A
 
         mu = sqrt(2) p sqrt(T) sqrt(e^{sigma^-2} Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2).
 
-    An approximation (a limit as p sqrt(T) -> c); for MNIST it is below the exact Theorem 10 value.
+    An approximation (a limit as p sqrt(T) -> c) with no reliable direction: for the GDP paper's MNIST run
+    (sigma 1.1, T = 14063) it gives epsilon 3.0868 at delta 1e-5, above the rigorous interval [3.0684,
+    3.0693] for Thm 10's C_p(G_{1/sigma})^{(x)T}, while the Poisson formula is below its interval.
+    `noise_multiplier` is the noise in units of the step's sensitivity (the paper's sigma).
     """
     p, steps, sigma = _arrays(sampling_rate, steps, noise_multiplier)
     return as_output(math.sqrt(2.0) * p * np.sqrt(steps * _chi2_plus_gaussian(1.0 / sigma)))
@@ -468,7 +522,6 @@ __all__ = [
     "sgd_mu_fixed",
     "sgd_mu_poisson",
     "subsampled_gaussian_functionals",
-    "tradeoff_functionals",
     "uniform_delta",
     "uniform_epsilon",
 ]

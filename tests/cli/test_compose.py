@@ -258,3 +258,25 @@ def test_rdp_with_delta_parts(gdpcli) -> None:
     rdp = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--method", "rdp", "-f", "json")))
     pld = by_guarantee(rows(gdpcli("compose", *specs, "--delta", "1e-5", "--method", "pld", "-f", "json")))
     assert pld["lower_bound"] <= pld["upper_bound"] <= rdp["upper_bound"]
+
+
+def test_berry_esseen_labels_are_true(gdpcli) -> None:
+    """Issue 11: the band is rigorous only on closed-form functionals. Laplace now has them (it had
+    QUADPACK integrals labelled upper_bound); a subsampled step still integrates numerically without a
+    proven bound, so its band is labelled approximation and passes no budget check."""
+    [laplace] = rows(
+        gdpcli("compose", "laplace:b=1x100", "--delta", "1e-5", "--method", "berry-esseen", "-f", "json")
+    )
+    assert (laplace["guarantee"], laplace["method"]) == ("upper_bound", "berry-esseen")
+    sampled = (
+        "compose",
+        "gaussian:sigma=1,p=0.1,sampling=fixedx100",
+        "--delta",
+        "0.3",
+        "--method",
+        "berry-esseen",
+    )
+    [row] = rows(gdpcli(*sampled, "-f", "json"))
+    assert row["guarantee"] == "approximation"
+    checked = gdpcli(*sampled, "--max-epsilon", "100", "-f", "json")
+    assert checked.code == 1 and "approximations never pass a budget check" in checked.stderr
