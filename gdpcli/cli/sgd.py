@@ -31,9 +31,9 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
 
 METHOD_HELP = (
     "exact (rigorous PLD upper and lower bounds; exact GDP when every step uses all data) | clt (CLT "
-    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size only; an approximation for q < 1: its functionals "
-    "come from quadrature without a proven error bound) | "
-    "rdp (moments accountant, Poisson) | all."
+    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size "
+    "only; an approximation when q < 1, its functionals come from quadrature without a proven error "
+    "bound) | rdp (moments accountant, Poisson) | all."
 )
 
 
