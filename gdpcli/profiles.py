@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gdpcli import accounting
-from gdpcli.core import gdpt, pld
+from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.mechanisms import GDP, ApproxDP, Gaussian, Renyi, Spec, parse_spec
@@ -49,6 +49,8 @@ class Profiles:
     source: closed-form | binomial | pld | builtin | refined. tail_method overrides the label of the
     profile's tail limit (e.g. "upper_bound" when only a bound on it is known). eps_head is the head
     to measure when the user gives none. finer: the same input on a finer grid (PLD), else None.
+    sup_bound: a bound on the GDPT G(eps) valid at every eps (see _sup_bound), or None.
+    vanishes_beyond: an eps beyond which the true profile is 0 (pure DP), or None.
     """
 
     name: str
@@ -59,6 +61,8 @@ class Profiles:
     tail_method: str | None = None
     notes: tuple[str, ...] = ()
     finer: Callable[[], Profiles] | None = None
+    sup_bound: float | None = None
+    vanishes_beyond: float | None = None
 
     @property
     def exact(self) -> bool:
@@ -159,7 +163,36 @@ def from_spec(spec: Spec) -> Profiles:
 
 
 def _exact(spec: Spec, profile: PrivacyProfile, source: str) -> Profiles:
-    return Profiles(spec.text, profile, profile, source)
+    return Profiles(spec.text, profile, profile, source, **_beyond_the_head(spec))
+
+
+def _pure_epsilon(spec: Spec) -> float | None:
+    """The pure-DP epsilon of the whole spec when every step is pure DP (Laplace, dp with delta = 0):
+    times eps', eps' = log(1 + p (e^eps - 1)) when subsampled at rate p (GDP paper Lemma 2; the same
+    amplification holds for Poisson sampling with add/remove neighbours), raised by 1e-12 relative to
+    cover its rounding. None otherwise."""
+    mechanism = spec.mechanism
+    if isinstance(mechanism, (GDP, Gaussian)) or (isinstance(mechanism, ApproxDP) and mechanism.delta > 0):
+        return None
+    step = mechanism.epsilon
+    if spec.sampling_rate is not None:
+        step = math.log1p(spec.sampling_rate * math.expm1(step))
+    return spec.times * step * (1.0 + 1e-12)
+
+
+def _beyond_the_head(spec: Spec) -> dict[str, float | None]:
+    """What is known about G beyond any head, for gdpt.mechanism_interval:
+
+    - sup_bound, a bound on G at every eps: GDP / Gaussian composed times-fold is exactly sqrt(times)
+      mu-GDP (GDP paper Cor. 2), and subsampling never hurts (C_p(f) >= f, Sec. 4); pure eps-DP implies
+      mu-GDP with GDPT Thm 5.1's mu; (eps, delta)-DP with delta > 0 is not GDP (none);
+    - vanishes_beyond: a pure eps-DP mechanism's profile is 0 for every eps >= its eps.
+    """
+    pure = _pure_epsilon(spec)
+    if pure is not None:
+        return {"sup_bound": float(gdp.pure_dp_mu(pure)), "vanishes_beyond": pure}
+    mu = spec.mechanism.gdp_mu
+    return {"sup_bound": None if mu is None else mu * math.sqrt(spec.times), "vanishes_beyond": None}
 
 
 def _log(values: np.ndarray) -> np.ndarray:
@@ -225,6 +258,7 @@ def _pld_profiles(spec: Spec, components: pld.Components, interval: float) -> Pr
             f"mu_lower from its rigorous lower profile (grid interval {interval:.3g})",
         ),
         lambda: _pld_profiles(spec, components, interval / 2),
+        **_beyond_the_head(spec),
     )
 
 
@@ -330,17 +364,30 @@ def _rows(text: str, where: str) -> list[tuple[int, float, float, str, str]]:
     return rows
 
 
+_ROUNDING = 1e-12  # a delta may exceed the previous row's by this much relative (floating-point noise)
+
+
 def _check_increasing(rows: list[tuple[int, float, float, str, str]], where: str) -> None:
-    """Within each (method, guarantee) block of a gdpcli CSV, epsilon must strictly increase."""
-    last: dict[tuple[str, str], float] = {}
-    for line, epsilon, _, guarantee, method in rows:
+    """Within each (method, guarantee) block of a gdpcli CSV, epsilon must strictly increase and delta must
+    not increase (a privacy profile is non-increasing, GDPT Sec. 2), beyond floating-point rounding."""
+    last: dict[tuple[str, str], tuple[float, float]] = {}
+    for line, epsilon, delta, guarantee, method in rows:
         key = (method, guarantee)
-        if key in last and epsilon <= last[key]:
-            raise InputError(
-                f"{where} line {line}: epsilon {epsilon!r} does not increase (previous {last[key]!r})",
-                "a privacy profile lists strictly increasing epsilons",
-            )
-        last[key] = epsilon
+        if key in last:
+            previous_epsilon, previous_delta = last[key]
+            if epsilon <= previous_epsilon:
+                raise InputError(
+                    f"{where} line {line}: epsilon {epsilon!r} does not increase "
+                    f"(previous {previous_epsilon!r})",
+                    "a privacy profile lists strictly increasing epsilons",
+                )
+            if delta > previous_delta * (1.0 + _ROUNDING) + 1e-300:
+                raise InputError(
+                    f"{where} line {line}: delta {delta!r} at epsilon {epsilon!r} exceeds the previous row's "
+                    f"{previous_delta!r}",
+                    "a privacy profile is non-increasing in epsilon",
+                )
+        last[key] = (epsilon, delta)
 
 
 def _merge(rows: list[tuple[int, float, float, str, str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -404,6 +451,7 @@ def read_csv(text: str, where: str, eps_head: float | None = None) -> SampledPro
     epsilon, delta = _drop_underflow(*_merge(used), notes)
     if epsilon.size < 2:
         raise InputError(f"{where}: need at least two usable (epsilon, delta) rows, found {epsilon.size}")
+
     guarantee = "exact" if all(row[3] == "exact" for row in used) else "upper_bound"
     lower_rows = [row for row in rows if row[3] == "lower_bound" and row[1] <= epsilon[-1]]
     lower = _merge(lower_rows) if guarantee != "exact" and len(lower_rows) >= 2 else None

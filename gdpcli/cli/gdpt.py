@@ -1,9 +1,13 @@
 """`gdpcli gdpt-identify INPUT`: is a mechanism GDP, and for which mu (the GDP transformation, GDPT paper).
 
 INPUT is a mechanism spec, a built-in of the GDPT paper (family:..., icea:...) or a privacy-profile CSV
-(a path, or - for stdin). The row states the verdict (Thm 4.3), the tail limit (Thm 4.4), a certified
-interval [mu_lower, mu_upper] for sup G over the head [0, eps_head] (Thm 4.5/4.6, Algorithm 3) and the
-residual delta_{mu_upper}(eps_head) beyond it (Sec. 4.2).
+(a path, or - for stdin). The row states the verdict (Thm 4.3), the tail limit (Thm 4.4), an interval
+[mu_lower, mu_upper] for the mechanism's own mu = sup_{eps >= 0} G(eps), the certified interval
+[head_mu_lower, head_mu_upper] for sup G over the head [0, eps_head] (Thm 4.5/4.6, Algorithm 3) and the
+residual delta_{head_mu_upper}(eps_head) beyond it (Sec. 4.2). mu_upper is the head's bound only where
+nothing lies beyond the head (the profile is 0 at eps_head), otherwise a bound on G valid at every eps
+(e.g. C_p(f) >= f for subsampled mechanisms), and inf where none is known: the head's figure is never
+passed off as the mechanism's mu.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
     from gdpcli.core.gdpt import GdptResult
+    from gdpcli.profiles import Profiles
 
 EPILOG = """\b
 Examples:
@@ -32,6 +38,11 @@ Examples:
 """
 
 TABLE_ROWS = 1000
+SAMPLED_NOTE = (
+    "between the rows the profile is only known to be non-increasing: on [eps_i, eps_i+1] it is taken as "
+    "delta_i, and on [0, eps_0] as what (eps_0, delta_0) implies (GDPT Thm 3.1); beyond the last row "
+    "nothing is known unless its delta is 0"
+)
 
 InputArgument = Annotated[
     str,
@@ -86,7 +97,7 @@ def command(
             raise InputError("--refine applies to the built-in families family: and icea:, not to a CSV")
         sampled = profiles.load_csv(source, eps_head)
         result, lower_guarantee = profiles.identify_sampled(sampled)
-        notes += sampled.notes
+        notes += [*sampled.notes, SAMPLED_NOTE]
         if precision is not None:
             notes.append("--precision does not apply to a sampled profile: the sampling sets the slack")
         summary = _summary(source, "csv", result, None, lower_guarantee, "gdpt-sampled")
@@ -101,10 +112,10 @@ def command(
                 "the interval is wider than --precision: the PLD engine's grid and truncation errors limit "
                 "it (a smaller --eps-head helps)"
             )
-        summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase")
+        summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase", given)
         summary |= _tangents(given.upper.tangents, notes)
         staircase_guarantee = "lower_bound"
-    notes += _explain(result)
+    notes += _explain(result, summary["mu_upper"])
     rows = _staircase(result, staircase_guarantee, summary["method"]) if table else [summary]
     if table:
         notes.insert(0, ", ".join(f"{key}={value}" for key, value in summary.items()))
@@ -118,22 +129,36 @@ def command(
 
 
 def _summary(
-    source: str, profile: str, result: GdptResult, precision: float | None, lower: str, method: str
+    source: str,
+    profile: str,
+    result: GdptResult,
+    precision: float | None,
+    lower: str,
+    method: str,
+    given: Profiles | None = None,
 ) -> dict[str, Any]:
-    """The one result row: verdict, tail, the certified mu interval with its labels, head and residual."""
+    """The one result row: verdict, tail, the mechanism's mu interval (gdpt.mechanism_interval), the head's
+    certified interval, head and residual, with the labels of the upper and lower ends."""
+    from gdpcli.core.gdpt import mechanism_interval
+
+    beyond = {} if given is None else {"sup_bound": given.sup_bound, "vanishes_beyond": given.vanishes_beyond}
+    mu_lower, mu_upper = mechanism_interval(result, **beyond)
+    head_slack = result.slack if math.isfinite(result.mu_upper) else math.inf
     return {
         "input": source,
         "profile": profile,
         "verdict": result.verdict,
         "tail_limit": result.tail_limit,
         "tail_method": result.tail_method,
-        "mu_lower": result.mu_lower,
-        "mu_upper": result.mu_upper,
-        "slack": result.slack if math.isfinite(result.mu_upper) else math.inf,
+        "mu_lower": mu_lower,
+        "mu_upper": mu_upper,
+        "head_mu_lower": result.mu_lower,
+        "head_mu_upper": result.mu_upper,
+        "slack": head_slack,
         "eps_head": result.eps_head,
         "precision": precision,
         "residual": result.residual,
-        "guarantee": "upper_bound",
+        "guarantee": Guarantee.UPPER_BOUND,
         "lower_guarantee": lower,
         "method": method,
     }
@@ -151,18 +176,28 @@ def _tangents(tangents: tuple[Any, Any] | None, notes: list[str]) -> dict[str, f
     return columns
 
 
-def _explain(result: GdptResult) -> list[str]:
+def _explain(result: GdptResult, mu_upper: float) -> list[str]:
     """What the figures mean, for the notes under a table."""
-    head = f"on [0, {result.eps_head:.6g}] delta(eps) <= delta_mu_upper(eps); beyond, delta <= residual"
+    head = (
+        f"on [0, {result.eps_head:.6g}] delta(eps) <= delta_mu(eps) with mu = head_mu_upper; beyond, "
+        "delta <= residual"
+    )
     if result.verdict == "not_gdp":
-        return [head, "not GDP for any mu (GDPT Thm 4.3): the interval is a head guarantee only"]
+        return [head, "not GDP for any mu (GDPT Thm 4.3): the head interval is a head guarantee only"]
     if result.verdict == "undetermined":
         return [head, "the tail is unknown beyond the head: GDP is not decided (GDPT Thm 4.3)"]
-    limit = result.tail_limit if result.tail_limit is not None else 0.0
-    if limit > result.mu_upper:
-        bound = "at most " if result.tail_method == "upper_bound" else ""
-        return [head, f"the tail limit ({bound}{limit:.6g}) exceeds mu_upper: G grows beyond the head"]
-    return [head]
+    notes = [head]
+    if not math.isfinite(mu_upper):
+        notes.append(
+            "mu_upper = inf: nothing gdpcli knows bounds G beyond eps_head, so no mu is certified for the "
+            "whole mechanism (only the head interval and the residual)"
+        )
+    elif mu_upper > result.mu_upper:
+        notes.append(
+            "mu_upper comes from a bound on G valid at every eps (it exceeds the head's): G may grow beyond "
+            "the head"
+        )
+    return notes
 
 
 def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from scipy import special
 from gdpcli.core import gdp, partial_order
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi_inv_exp
+from gdpcli.core.rounding import elementwise, to_safe_side
 from gdpcli.errors import ComputationError, InputError
 
 LogProfile = Callable[[np.ndarray], np.ndarray]
@@ -108,33 +109,22 @@ def _newton(epsilon: np.ndarray, log_target: np.ndarray, start: np.ndarray) -> n
 def _round(epsilon: np.ndarray, log_target: np.ndarray, mu: np.ndarray, side: str) -> np.ndarray:
     """Move each mu to the requested side of the root, checked by evaluating log delta_mu(eps).
 
-    "lower": log delta_mu(eps) <= t holds for the result; "upper": >= t. Tries relative nudges of
-    growing size; where none passes, falls back to 0 (lower) or _upper_fallback. The check itself
-    evaluates log delta in floating point (a few ulps of error, which move the root by a few ulps of mu),
-    so the result is finally moved outward by a relative _ROUNDING_MARGIN.
+    "lower": log delta_mu(eps) <= t holds for the result; "upper": >= t. The nearest such float is found
+    by core.rounding (never failing: mu = 0 and mu = inf satisfy the two sides). The check itself evaluates
+    log delta in floating point (a few ulps of error, which move the root by a few ulps of mu), so the
+    result is finally moved outward by a relative _ROUNDING_MARGIN, which covers that error.
     """
-    sign = -1.0 if side == "lower" else 1.0
 
-    def valid(index: np.ndarray, candidate: np.ndarray) -> np.ndarray:
-        gap = np.asarray(gdp.log_delta(epsilon[index], candidate)) - log_target[index]
+    def holds(candidate: np.ndarray, eps: np.ndarray, target: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            gap = np.asarray(gdp.log_delta(eps, candidate)) - target
         return gap <= 0.0 if side == "lower" else gap >= 0.0
 
-    result = mu.copy()
-    pending = np.flatnonzero(~valid(np.arange(mu.size), mu))
-    for relative in (1e-15, 1e-14, 1e-13, 1e-12, 1e-10):
-        if pending.size == 0:
-            break
-        candidate = mu[pending] * (1.0 + sign * relative)
-        fixed = valid(pending, candidate)
-        result[pending[fixed]] = candidate[fixed]
-        pending = pending[~fixed]
-    result[pending] = 0.0 if side == "lower" else _upper_fallback(epsilon[pending], log_target[pending])
-    return result * (1.0 + sign * _ROUNDING_MARGIN)
-
-
-def _upper_fallback(epsilon: np.ndarray, log_target: np.ndarray) -> np.ndarray:
-    """An analytic upper bound on mu_GDP(eps, e^t): mu_GDP(0, e^t) + sqrt(pi/2) eps (by Thm 4.5)."""
-    return (_mu_at_zero(log_target) + MAX_SLOPE * epsilon) * (1.0 + _ROUNDING_MARGIN)
+    direction = "down" if side == "lower" else "up"
+    rounded = to_safe_side(mu, elementwise(holds, epsilon, log_target), direction, what="mu_GDP bound")
+    if side == "lower":
+        return np.maximum(rounded, 0.0) * (1.0 - _ROUNDING_MARGIN)
+    return rounded * (1.0 + _ROUNDING_MARGIN)
 
 
 def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
@@ -511,6 +501,30 @@ def _certify(tail: TailVerdict, mu_lower: float, cells: tuple[np.ndarray, ...]) 
         lower,
         upper,
     )
+
+
+def mechanism_interval(
+    result: GdptResult, sup_bound: float | None = None, vanishes_beyond: float | None = None
+) -> tuple[float, float]:
+    """[lower, upper] for the mechanism's own GDP parameter mu = sup_{eps >= 0} G(eps) (GDPT Def. 4.1, Thm
+    4.3), not only its head.
+
+    lower: the head's mu_lower, raised to the tail limit when that is known in closed form (sup >= lim);
+    inf when the tail says not GDP. upper: the least of (a) the head's mu_upper when nothing lies beyond
+    the head: the profile is 0 at eps_head (non-increasing, so 0 beyond: residual 0) or is known to vanish
+    beyond `vanishes_beyond` <= eps_head; and (b) sup_bound, a bound on G known to hold at every eps
+    (e.g. mu for mu-GDP); inf when neither is known (beyond the head only the residual is certified,
+    GDPT Sec. 4.2).
+    """
+    if result.verdict == "not_gdp":
+        return np.inf, np.inf
+    lower = result.mu_lower
+    if result.tail_method == "closed_form" and result.tail_limit is not None:
+        lower = max(lower, float(result.tail_limit))
+    candidates = [] if sup_bound is None else [float(sup_bound)]
+    if result.residual == 0.0 or (vanishes_beyond is not None and vanishes_beyond <= result.eps_head):
+        candidates.append(result.mu_upper)
+    return lower, min(candidates, default=np.inf)
 
 
 def identify(profile: PrivacyProfile, eps_head: float = 100.0, precision: float = 1e-3) -> GdptResult:

@@ -25,10 +25,17 @@ def one_row(outcome) -> dict:
     return rows[0]
 
 
+def number(value: float | str) -> float:
+    """A JSON figure as a float (JSON writes infinity as "inf")."""
+    return float(value)
+
+
 def assert_interval(row: dict, value: float, width: float = 1e-3) -> None:
-    assert row["mu_lower"] <= value <= row["mu_upper"]
-    assert row["mu_upper"] - row["mu_lower"] == pytest.approx(row["slack"])
+    """The head's certified interval holds value within --precision, and the mechanism's interval holds it."""
+    assert row["head_mu_lower"] <= value <= row["head_mu_upper"]
+    assert row["head_mu_upper"] - row["head_mu_lower"] == pytest.approx(row["slack"])
     assert row["slack"] <= width
+    assert number(row["mu_lower"]) <= value <= number(row["mu_upper"])
 
 
 def test_gdp(gdpcli) -> None:
@@ -85,7 +92,8 @@ def test_icea_raw_and_refined(gdpcli) -> None:
     assert row["tangent_epsilon_1"] == pytest.approx(float(CONSTANTS["icea_c3"]), abs=1e-9)  # 1.15661
     assert row["tangent_delta_1"] == pytest.approx(float(CONSTANTS["icea_delta3"]), abs=1e-9)  # 0.46804
     short = one_row(gdpcli("gdpt-identify", "icea:m=20,n=4", "--refine", "--eps-head", "10", "-f", "json"))
-    assert short["mu_upper"] < row["mu_lower"]  # the GDPT grows without bound
+    assert short["head_mu_upper"] < row["head_mu_lower"]  # the GDPT grows without bound
+    assert (row["mu_lower"], row["mu_upper"]) == ("inf", "inf")  # not GDP: no finite mu
 
 
 @pytest.mark.parametrize("b", ["0.2", "1", "3"])
@@ -134,7 +142,8 @@ def test_csv_pipe_in_process(gdpcli, monkeypatch: pytest.MonkeyPatch) -> None:
     profile = gdpcli("convert", "gdp:mu=1", "--epsilon", "0:40:4001", "-f", "csv").stdout
     monkeypatch.setattr(sys, "stdin", io.StringIO(profile))
     row = one_row(gdpcli("gdpt-identify", "-", "-f", "json"))
-    assert row["mu_lower"] - row["slack"] <= 1.0 <= row["mu_upper"]
+    assert row["head_mu_lower"] - row["slack"] <= 1.0 <= row["head_mu_upper"]
+    assert row["mu_upper"] == "inf"  # nothing is known beyond the last row
     assert row["mu_lower"] <= 1.0 + 1e-9  # exact rows: mu_lower is a rigorous lower bound
     assert 0 < row["slack"] <= 1.2534 * 0.01  # <= sqrt(pi/2) x spacing (GDPT Thm 4.5)
     assert (row["profile"], row["method"], row["precision"]) == ("csv", "gdpt-sampled", None)
@@ -152,7 +161,7 @@ def test_csv_real_subprocess_pipe() -> None:
     )
     assert identify.returncode == 0, identify.stderr
     row = next(csv.DictReader(io.StringIO(identify.stdout.decode())))
-    assert float(row["mu_lower"]) - float(row["slack"]) <= 1.0 <= float(row["mu_upper"])
+    assert float(row["head_mu_lower"]) - float(row["slack"]) <= 1.0 <= float(row["head_mu_upper"])
 
 
 def test_csv_pure_dp_file_with_true_zero(gdpcli, tmp_path) -> None:
@@ -169,7 +178,7 @@ def test_csv_from_pld_uses_upper_rows_and_lower_rows(gdpcli, tmp_path) -> None:
     row = one_row(gdpcli("gdpt-identify", str(path), "-f", "json"))
     assert (row["guarantee"], row["lower_guarantee"]) == ("upper_bound", "lower_bound")
     exact = one_row(gdpcli("gdpt-identify", "laplace:b=1x3", "-f", "json"))
-    assert row["mu_lower"] <= exact["mu_upper"] and exact["mu_lower"] <= row["mu_upper"]
+    assert row["head_mu_lower"] <= exact["mu_upper"] and exact["mu_lower"] <= row["head_mu_upper"]
 
 
 def test_csv_without_guarantee_column_and_eps_head(gdpcli, tmp_path) -> None:
@@ -195,7 +204,10 @@ def test_every_format(gdpcli) -> None:
     table = gdpcli("gdpt-identify", "dp:eps=1", "-f", "table")
     assert table.code == 0 and "gdpt-identify" in table.stdout and "note:" in table.stdout
     piped = gdpcli("gdpt-identify", "dp:eps=1")
-    assert piped.stdout.startswith("input,profile,verdict,tail_limit,tail_method,mu_lower,mu_upper,slack,")
+    header = (
+        "input,profile,verdict,tail_limit,tail_method,mu_lower,mu_upper,head_mu_lower,head_mu_upper,slack,"
+    )
+    assert piped.stdout.startswith(header)
     assert len(piped.stdout.splitlines()) == 2
 
 
@@ -254,3 +266,63 @@ def test_rdp_has_no_profile(gdpcli) -> None:
 def test_help_has_examples(gdpcli) -> None:
     outcome = gdpcli("gdpt-identify", "--help")
     assert outcome.code == 0 and "Examples:" in outcome.stdout and "--refine" in outcome.stdout
+
+
+# --- issue 11: the mechanism's mu agrees with its tail; profiles read from CSV are validated ------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_subsampled_gaussian_mu_covers_its_tail(gdpcli, fmt: str) -> None:
+    """gdp:mu=1,p=0.1 printed verdict gdp with mu_upper 0.594 (the head's) while its tail limit is 1: the
+    mechanism is not 0.594-GDP. C_p(G_1) >= G_1 bounds G by 1 at every eps, so mu lies in
+    [head_mu_lower, 1]; the head's own interval keeps its name."""
+    outcome = gdpcli("gdpt-identify", "gdp:mu=1,p=0.1", "-f", fmt)
+    assert outcome.code == 0, outcome.stderr
+    row = outcome.json()["rows"][0] if fmt == "json" else next(csv.DictReader(io.StringIO(outcome.stdout)))
+    assert (row["verdict"], number(row["tail_limit"]), row["tail_method"]) == ("gdp", 1.0, "upper_bound")
+    assert number(row["mu_upper"]) == 1.0 >= number(row["tail_limit"])
+    assert number(row["head_mu_upper"]) < 0.6 and number(row["mu_lower"]) == number(row["head_mu_lower"])
+
+
+def test_no_known_bound_beyond_the_head_means_no_certified_mu(gdpcli) -> None:
+    """The refined noise family's G is measured on [0, 100] only: its mechanism mu_upper is not certified."""
+    row = one_row(gdpcli("gdpt-identify", "family:A=2,B=1,sigma=2", "--refine", "-f", "json"))
+    assert row["verdict"] == "gdp" and row["mu_upper"] == "inf"
+    assert row["head_mu_upper"] - row["head_mu_lower"] <= 1e-3
+
+
+def test_pure_dp_mechanism_interval_is_the_head_once_the_profile_vanishes(gdpcli) -> None:
+    """dp:eps=0.5,p=0.1x10 is pure 10 log(1 + 0.1 (e^0.5 - 1))-DP (GDP paper Lemma 2): its profile is 0
+    beyond 0.629, inside the measured head, so the head's certified interval is the mechanism's."""
+    row = one_row(gdpcli("gdpt-identify", "dp:eps=0.5,p=0.1x10", "-f", "json"))
+    assert row["eps_head"] >= float(10 * mp.log1p(mp.mpf("0.1") * mp.expm1(mp.mpf("0.5"))))
+    assert (row["mu_lower"], row["mu_upper"]) == (row["head_mu_lower"], row["head_mu_upper"])
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        ("epsilon,delta\n0,0.5\n1,0.6\n2,0.1\n", 3, "exceeds the previous row's 0.5"),
+        ("epsilon,delta\n0,0.5\n1,1.5\n2,0.1\n", 3, "out of range"),
+        ("epsilon,delta\n0,0.5\n1,-0.1\n", 3, "out of range"),
+        ("epsilon,delta\n0,0.5\n1,nan\n", 3, "must be finite"),
+        ("epsilon,delta\n0,0.5\n1,inf\n", 3, "must be finite"),
+        ("epsilon,delta\n0,0.5\n1,abc\n", 3, "not a number"),
+        ("epsilon,delta\n0,0.5\n1,0.3\n1,0.2\n", 4, "does not increase"),
+        ("epsilon,delta\n0,0.5\n", None, "need at least two"),
+    ],
+)
+def test_invalid_profiles_are_rejected(gdpcli, monkeypatch, text: str, line: int | None, what: str) -> None:
+    """A delta that increased with epsilon was silently lowered and accepted (exit 0)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    outcome = gdpcli("gdpt-identify", "-", "-f", "json")
+    assert outcome.code == 2 and outcome.stdout == ""
+    assert outcome.stderr.count("\n") == 1 and what in outcome.stderr
+    if line is not None:
+        assert f"stdin line {line}:" in outcome.stderr
+
+
+def test_sampled_profile_says_what_it_assumes_between_rows(gdpcli, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("epsilon,delta\n0,0.5\n1,0.2\n2,0.05\n"))
+    outcome = gdpcli("gdpt-identify", "-", "-f", "table")
+    assert outcome.code == 0 and "only known to be non-increasing" in " ".join(outcome.stdout.split())
