@@ -14,13 +14,13 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --sensitivity --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format -h --help' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format -h --help' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format -h --help' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format -h --help' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format -h --help' ;;
     esac
 }
 
@@ -29,12 +29,12 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --sensitivity --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format' ;;
     esac
 }
 
