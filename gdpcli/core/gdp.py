@@ -63,9 +63,31 @@ def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
     return as_output(result)
 
 
+_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_LOG_SQRT_HALF_PI = 0.5 * np.log(0.5 * np.pi)
+
+
 def _log_delta_tail(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """a < 0: log of e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2 with b = a - mu."""
-    return -0.5 * a * a - np.log(2.0) + np.log(erfcx(-a / _SQRT2) - erfcx(-(a - mu) / _SQRT2))
+    """a < 0: log of e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2 with b = a - mu.
+
+    With x = -a and the Mills ratio M(t) = Phi(-t)/phi(t) = sqrt(pi/2) erfcx(t/sqrt2), this is
+    phi(a) (M(x) - M(x + mu)). For mu > 1 the difference of the erfcx terms is taken directly (they differ
+    by a factor e^{-mu x} or more, no cancellation). For mu <= 1 it cancels (relative error ~ ulp / mu), so
+    it is written M(x) (1 - e^I) with I = log M(x + mu) - log M(x) = int_x^{x+mu} (t - 1/M(t)) dt (as
+    M' = t M - 1), a 12-point Gauss-Legendre integral of a smooth function over a width <= 1, and
+    1 - e^I = -expm1(I) carries no cancellation.
+    """
+    x = -a
+    result = np.empty(a.shape)
+    wide = mu > 1.0
+    result[wide] = np.log(erfcx(x[wide] / _SQRT2) - erfcx((x[wide] + mu[wide]) / _SQRT2)) - np.log(2.0)
+    xs, ms = x[~wide][:, None], mu[~wide][:, None]
+    t = xs + 0.5 * ms * (1.0 + _GAUSS_NODES)
+    integrand = t - 1.0 / (np.sqrt(0.5 * np.pi) * erfcx(t / _SQRT2))
+    log_ratio = 0.5 * ms[:, 0] * np.sum(integrand * _GAUSS_WEIGHTS, axis=1)  # the same order for any size
+    log_mills = _LOG_SQRT_HALF_PI + np.log(erfcx(xs[:, 0] / _SQRT2))
+    result[~wide] = log_mills + np.log(-np.expm1(log_ratio)) - _LOG_SQRT_2PI
+    return -0.5 * a * a + result
 
 
 def _log_delta_head(a: np.ndarray, mu: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
