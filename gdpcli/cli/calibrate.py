@@ -114,13 +114,16 @@ def gaussian(
             for method, sigma_of, method_valid in methods:
                 sigma = sigma_of(target_epsilon, target_delta, sens)
                 achieved_mu = sens / sigma
+                achieved_epsilon = float(gdp.epsilon(target_delta, achieved_mu))
+                if method == "analytic":  # its sigma was checked to meet the target: both are upper bounds
+                    achieved_epsilon = min(achieved_epsilon, target_epsilon)
                 rows.append(
                     {
                         "epsilon": target_epsilon,
                         "delta": target_delta,
                         "sigma": sigma,
                         "sens": sens,
-                        "achieved_epsilon": float(gdp.epsilon(target_delta, achieved_mu)),
+                        "achieved_epsilon": achieved_epsilon,
                         "achieved_delta": float(gdp.delta(target_epsilon, achieved_mu)),
                         "mu": achieved_mu,
                         "guarantee": Guarantee.EXACT,

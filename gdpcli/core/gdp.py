@@ -12,7 +12,7 @@ import numpy as np
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
 from gdpcli.core.roots import newton_on_active
-from gdpcli.core.rounding import elementwise, to_safe_side
+from gdpcli.core.rounding import Direction, Holds, elementwise, to_safe_side
 
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
@@ -63,31 +63,64 @@ def log_delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
     return as_output(result)
 
 
-_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_GAUSS_NODES, _GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _LOG_SQRT_HALF_PI = 0.5 * np.log(0.5 * np.pi)
 
 
 def _log_delta_tail(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """a < 0: log of e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2 with b = a - mu.
+    """a < 0: log of e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2 with b = a - mu."""
+    return -0.5 * a * a - _LOG_SQRT_2PI + _log_delta_over_density(a, mu)
+
+
+def _log_delta_over_density(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """a < 0: log(delta / phi(a)) = log(M(x) - M(x + mu)), x = -a, M the Mills ratio; delta / phi(a) is also
+    1 / (d log delta / d mu), which gdp.mu needs without the cancellation of log delta + a^2/2 at tiny mu.
 
     With x = -a and the Mills ratio M(t) = Phi(-t)/phi(t) = sqrt(pi/2) erfcx(t/sqrt2), this is
-    phi(a) (M(x) - M(x + mu)). For mu > 1 the difference of the erfcx terms is taken directly (they differ
-    by a factor e^{-mu x} or more, no cancellation). For mu <= 1 it cancels (relative error ~ ulp / mu), so
-    it is written M(x) (1 - e^I) with I = log M(x + mu) - log M(x) = int_x^{x+mu} (t - 1/M(t)) dt (as
-    M' = t M - 1), a 12-point Gauss-Legendre integral of a smooth function over a width <= 1, and
+    phi(a) (M(x) - M(x + mu)) = phi(a) M(x) (1 - e^I), I = log M(x + mu) - log M(x) = int_x^{x+mu}
+    (t - 1/M(t)) dt (as M' = t M - 1). Where |I| is about 1/64 or more (estimated at the midpoint) the
+    two erfcx terms are subtracted directly (relative error a few ulps / (1 - e^-1/64), below 1e-13); where
+    the difference cancels more (small mu, or large x, where I ~ -mu/x) I is integrated by 8-point
+    Gauss-Legendre (a smooth integrand) and
     1 - e^I = -expm1(I) carries no cancellation.
     """
     x = -a
     result = np.empty(a.shape)
-    wide = mu > 1.0
-    result[wide] = np.log(erfcx(x[wide] / _SQRT2) - erfcx((x[wide] + mu[wide]) / _SQRT2)) - np.log(2.0)
-    xs, ms = x[~wide][:, None], mu[~wide][:, None]
-    t = xs + 0.5 * ms * (1.0 + _GAUSS_NODES)
-    integrand = t - 1.0 / (np.sqrt(0.5 * np.pi) * erfcx(t / _SQRT2))
+    middle = x + 0.5 * mu  # a rough I: |t - 1/M(t)| is about 1/(t + 2/t) (within 5 %) beyond t = 1
+    direct = mu >= (middle + 2.0 / np.maximum(middle, 1.0)) / 64.0
+    xd, md = x[direct], mu[direct]
+    result[direct] = _LOG_SQRT_HALF_PI + np.log(erfcx(xd / _SQRT2) - erfcx((xd + md) / _SQRT2))
+    xs, ms = x[~direct][:, None], mu[~direct][:, None]
+    integrand = _log_mills_slope(xs + 0.5 * ms * (1.0 + _GAUSS_NODES))
     log_ratio = 0.5 * ms[:, 0] * np.sum(integrand * _GAUSS_WEIGHTS, axis=1)  # the same order for any size
     log_mills = _LOG_SQRT_HALF_PI + np.log(erfcx(xs[:, 0] / _SQRT2))
-    result[~wide] = log_mills + np.log(-np.expm1(log_ratio)) - _LOG_SQRT_2PI
-    return -0.5 * a * a + result
+    result[~direct] = log_mills + np.log(-np.expm1(log_ratio))
+    return result
+
+
+_FRACTION_DEPTHS = ((4.0, 40), (8.0, 18), (20.0, 10), (40.0, 7))
+"""Levels of the continued fraction by lower end of t: each converged to 2e-16 there (checked with mpmath)."""
+
+
+def _log_mills_slope(t: np.ndarray) -> np.ndarray:
+    """(log M)'(t) = t - 1/M(t) for t >= 0, M the Mills ratio, to a few ulps.
+
+    For t < 4 from erfcx (the difference loses at most t^2 ulps); beyond, where t and 1/M(t) agree to
+    ever more digits, from Laplace's continued fraction 1/M(t) = t + 1/(t + 2/(t + 3/(t + ...))), i.e.
+    t - 1/M(t) = -1/(t + 2/(t + 3/(t + ...))), with fewer levels the larger t (_FRACTION_DEPTHS).
+    """
+    result = np.empty(t.shape)
+    near = t < _FRACTION_DEPTHS[0][0]
+    result[near] = t[near] - 1.0 / (np.sqrt(0.5 * np.pi) * erfcx(t[near] / _SQRT2))
+    edges = [lo for lo, _ in _FRACTION_DEPTHS[1:]] + [np.inf]
+    for (lo, depth), hi in zip(_FRACTION_DEPTHS, edges, strict=True):
+        tier = (t >= lo) & (t < hi)
+        far = t[tier]
+        fraction = far + depth / far
+        for level in range(depth - 1, 1, -1):
+            fraction = far + level / fraction
+        result[tier] = -1.0 / fraction
+    return result
 
 
 def _log_delta_head(a: np.ndarray, mu: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
@@ -101,12 +134,15 @@ def _log_delta_head(a: np.ndarray, mu: np.ndarray, epsilon: np.ndarray) -> np.nd
 
 def _normal_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """Phi(upper) - Phi(lower) for lower <= upper without cancellation: from the upper tails when both
-    are positive, from erf (odd, accurate near 0) otherwise."""
+    are positive, from the lower tails when both are negative, from erf (odd, accurate near 0) when the
+    interval contains 0. upper = 0 counts as containing 0: Phi(0) - Phi(lower) = 1/2 - Phi(lower) would
+    lose -log10(|lower|) digits for small |lower| (3e-10 relative at lower = -7e-8), erf(-lower/sqrt2)/2
+    loses none."""
     from scipy.special import erf
 
     both_positive = Phi(-lower) - Phi(-upper)
     across = 0.5 * (erf(upper / _SQRT2) - erf(lower / _SQRT2))
-    return np.where(lower >= 0, both_positive, np.where(upper <= 0, Phi(upper) - Phi(lower), across))
+    return np.where(lower >= 0, both_positive, np.where(upper < 0, Phi(upper) - Phi(lower), across))
 
 
 def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
@@ -131,13 +167,16 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
     Bracket: eps = 0 and eps_hi = mu (mu/2 - Phi^-1(delta)), where Phi(a) = delta
     already bounds delta(eps_hi) <= delta. Safeguarded Newton on log delta, whose
     derivative in eps is 1 - Phi(a)/delta(eps). The root is then moved up to the
-    nearest float at which delta(eps; mu) <= delta holds as computed by `delta`
-    (core.rounding), so (eps, delta) is a valid guarantee in floating point too.
+    nearest float at which delta(eps; mu) (1 + DELTA_RELATIVE_ERROR) <= delta holds as
+    computed (core.rounding), so (eps, delta) is a valid guarantee for the exact delta,
+    not only in floating point: the result is at or above the exact root, by at most
+    about DELTA_RELATIVE_ERROR times the problem's condition number.
     """
     delta, mu = np.broadcast_arrays(np.asarray(delta, dtype=float), np.asarray(mu, dtype=float))
     with np.errstate(divide="ignore"):  # delta = 0: eps = inf
         log_target = np.log(delta)
-    trivial = (delta >= _delta_at_zero(mu)) | (mu == 0)
+    # eps = 0 is the answer exactly when it meets the contract as computed
+    trivial = _delta_at_most(np.zeros(delta.shape), mu, delta) | (mu == 0)
     settled = trivial | ~np.isfinite(mu)
     safe_mu = np.where(settled, 1.0, mu)
     safe_target = np.where(settled, np.log(0.5 * _delta_at_zero(1.0)), log_target)
@@ -153,7 +192,9 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
 
     with np.errstate(over="ignore", invalid="ignore"):
         eps = newton_on_active(terms, np.zeros_like(hi), hi)
-        eps = to_safe_side(eps, elementwise(_delta_at_most, mu, delta, settled), "up", what="gdp.epsilon")
+        holds = elementwise(_delta_at_most, mu, delta, settled)
+        eps = to_safe_side(eps, holds, "up", what="gdp.epsilon")
+        eps = _tightened(eps, holds, "down", settled, what="gdp.epsilon")
     eps = np.where(trivial, 0.0, eps)
     eps = np.where(np.isposinf(mu), np.inf, eps)
     return as_output(eps)
@@ -162,49 +203,100 @@ def epsilon(delta: ArrayLike, mu: ArrayLike) -> ArrayLike:
 def _delta_at_most(
     epsilon: np.ndarray, mu: np.ndarray, target: np.ndarray, settled: np.ndarray | bool = False
 ) -> np.ndarray:
-    """The defining inequality of gdp.epsilon and gdp.mu, delta(eps; mu) <= target, as `delta` computes
-    it; `settled` marks elements whose answer is set otherwise (they pass)."""
+    """The defining inequality of gdp.epsilon and gdp.mu, delta(eps; mu) <= target, checked with the
+    computed delta raised by DELTA_RELATIVE_ERROR, so that it holds for the exact delta too, not only as
+    computed; `settled` marks elements whose answer is set otherwise (they pass)."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         safe_mu = np.where(settled, 1.0, mu)
-        return settled | (np.asarray(delta(epsilon, safe_mu)) <= target)
+        return settled | (np.asarray(delta(epsilon, safe_mu)) * (1.0 + DELTA_RELATIVE_ERROR) <= target)
 
 
 def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
     """The largest mu such that mu-GDP implies (eps, delta)-DP, i.e. delta(eps; mu) <= delta.
 
     delta(eps; mu) increases in mu with d delta / d mu = phi(a) (a = -eps/mu + mu/2),
-    so d log delta / d mu = phi(a) / delta. Brackets come from doubling/halving;
-    the root is then moved down to the nearest float at which delta(eps; mu) <= delta
-    holds as computed by `delta` (core.rounding).
+    so d log delta / d mu = phi(a) / delta (taken as 1 / (M(x) - M(x + mu)) in the tail,
+    without cancellation). Bracket: _mu_bracket. The root is then moved down to the
+    nearest float at which delta(eps; mu) (1 + DELTA_RELATIVE_ERROR) <= delta holds as
+    computed (core.rounding): at or below the exact root, as gdp.epsilon is at or above.
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
-    log_target = np.log(delta)
     finite = np.isfinite(epsilon)
+    settled = ~finite | (delta <= 0)  # eps = inf: mu = inf; delta <= 0 (eps finite): mu = 0
     eps = np.where(finite, epsilon, 1.0)
-    lo, hi = np.full(eps.shape, 0.5), np.full(eps.shape, 2.0)
-    for _ in range(2100):
-        too_high = log_delta(eps, lo) > log_target
-        too_low = log_delta(eps, hi) < log_target
-        if not (np.any(too_high) or np.any(too_low)):
-            break
-        lo = np.where(too_high, 0.5 * lo, lo)
-        hi = np.where(too_low, 2.0 * hi, hi)
+    log_target = np.log(np.where(settled, 0.5, delta))
+    lo, hi = _mu_bracket(eps, log_target)
 
     flat_eps, flat_target = eps.ravel(), log_target.ravel()
 
     def terms(m: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         e = flat_eps[index]
-        log = np.asarray(log_delta(e, m))
+        log = np.asarray(log_delta(e, m), dtype=float)
         a = -e / m + 0.5 * m
-        return log - flat_target[index], np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log)
+        tail = a < 0
+        log_slope = -0.5 * a * a - _LOG_SQRT_2PI - log  # log(phi(a) / delta), cancels in the tail
+        log_slope[tail] = -_log_delta_over_density(a[tail], m[tail])
+        return log - flat_target[index], np.exp(log_slope)
 
-    result = newton_on_active(terms, lo, hi)
+    with np.errstate(over="ignore", invalid="ignore"):  # at mu near 0, a^2 overflows: Newton bisects there
+        result = newton_on_active(terms, lo, hi)
 
     def holds(m: np.ndarray, e: np.ndarray, target: np.ndarray, skip: np.ndarray) -> np.ndarray:
         return _delta_at_most(e, m, target) | skip
 
-    result = to_safe_side(result, elementwise(holds, eps, delta, ~finite), "down", what="gdp.mu")
-    return as_output(np.where(finite, result, np.inf))
+    checked = elementwise(holds, eps, delta, settled)
+    result = to_safe_side(result, checked, "down", what="gdp.mu")
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = _tightened(result, checked, "up", settled | ~(delta < 1.0), what="gdp.mu")
+    return as_output(np.where(finite, np.where(settled, 0.0, result), np.inf))
+
+
+def _mu_bracket(epsilon: np.ndarray, log_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """lo <= mu(eps, delta) <= hi, from lower bounds on the root that hold up to rounding:
+    delta(eps; mu) <= Phi(a) with a = -eps/mu + mu/2, so the mu solving a = z = Phi^-1(delta),
+    mu = z + sqrt(z^2 + 2 eps) = 2 eps / (sqrt(z^2 + 2 eps) - z), is below the root; and
+    delta(eps; mu) <= delta(0; mu) = 2 Phi(mu/2) - 1 <= mu / sqrt(2 pi) gives delta sqrt(2 pi). Halving
+    (lo) and doubling (hi, from 2 lo or 2) finish the bracket, each on the elements still outside it only."""
+    shape = epsilon.shape
+    epsilon, log_target = epsilon.ravel(), log_target.ravel()
+    z = np.asarray(Phi_inv_exp(log_target), dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaussian = np.where(
+            z < 0, 2.0 * epsilon / (np.sqrt(z * z + 2.0 * epsilon) - z), z + np.sqrt(z * z + 2.0 * epsilon)
+        )
+    lo = np.maximum(np.nan_to_num(gaussian, nan=0.0), np.exp(log_target + _LOG_SQRT_2PI))
+    hi = np.maximum(2.0, 2.0 * lo)
+    for end, outside, factor in ((lo, np.greater, 0.5), (hi, np.less, 2.0)):
+        active = np.flatnonzero(outside(log_delta(epsilon, end), log_target))
+        for _ in range(2100):
+            if active.size == 0:
+                break
+            end[active] *= factor
+            still = outside(np.asarray(log_delta(epsilon[active], end[active])), log_target[active])
+            active = active[still]
+    return lo.reshape(shape), hi.reshape(shape)
+
+
+def _tightened(
+    x: np.ndarray, holds: Holds, direction: Direction, skip: np.ndarray, *, what: str
+) -> np.ndarray:
+    """x, at which `holds` (the defining inequality) passes, moved `direction` (toward the unsafe side) to
+    the last float before the first one at which it fails: the result is tight, one float further the
+    inequality fails as computed, and it still passes (every returned float was checked).
+
+    Newton on log delta stops within a few ulps of its root and to_safe_side moves only results that fail,
+    so without this a result could sit hundreds of floats inside the safe side where delta is computed from
+    a log of magnitude 700 (one ulp of log delta is 1e-13 relative in delta). Skipped elements (`skip`,
+    end points 0 and inf) are returned unchanged.
+    """
+    skip = np.ravel(np.broadcast_to(skip, x.shape) | (x == 0) | ~np.isfinite(x))
+    step = np.inf if direction == "up" else -np.inf
+
+    def fails(candidate: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return skip[index] | ~np.asarray(holds(candidate, index), dtype=bool)
+
+    first_failing = to_safe_side(np.nextafter(x, step), fails, direction, what=what)
+    return np.where(skip.reshape(x.shape), x, np.nextafter(first_failing, -step))
 
 
 def pure_dp_mu(epsilon: ArrayLike) -> ArrayLike:

@@ -37,7 +37,7 @@ MAX_SLOPE = float(np.sqrt(np.pi / 2.0))  # sup of d mu_GDP / d eps (Thm 4.5, sha
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INITIAL_CELLS = 256
 _MAX_CELLS = 4_000_000
-_ROUNDING_MARGIN = 1e-12  # relative outward rounding of every certified mu bound
+_ROUNDING_MARGIN = 1e-12  # relative outward rounding of the analytic start (_mu_start)
 _TINY = float(np.nextafter(0.0, 1.0))
 _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rounding in the profile)
 
@@ -109,22 +109,21 @@ def _newton(epsilon: np.ndarray, log_target: np.ndarray, start: np.ndarray) -> n
 def _round(epsilon: np.ndarray, log_target: np.ndarray, mu: np.ndarray, side: str) -> np.ndarray:
     """Move each mu to the requested side of the root, checked by evaluating log delta_mu(eps).
 
-    "lower": log delta_mu(eps) <= t holds for the result; "upper": >= t. The nearest such float is found
-    by core.rounding (never failing: mu = 0 and mu = inf satisfy the two sides). The check itself evaluates
-    log delta in floating point (a few ulps of error, which move the root by a few ulps of mu), so the
-    result is finally moved outward by a relative _ROUNDING_MARGIN, which covers that error.
+    "lower": log delta_mu(eps) <= t holds for the result; "upper": >= t, each for the exact delta_mu: the
+    computed log delta is moved against the result by gdp.DELTA_RELATIVE_ERROR, the verified relative error
+    of delta (so of log delta, absolutely). The nearest such float is found by core.rounding (never failing:
+    mu = 0 and mu = inf satisfy the two sides).
     """
+    margin = gdp.DELTA_RELATIVE_ERROR if side == "lower" else -gdp.DELTA_RELATIVE_ERROR
 
     def holds(candidate: np.ndarray, eps: np.ndarray, target: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            gap = np.asarray(gdp.log_delta(eps, candidate)) - target
+            gap = np.asarray(gdp.log_delta(eps, candidate)) + margin - target
         return gap <= 0.0 if side == "lower" else gap >= 0.0
 
     direction = "down" if side == "lower" else "up"
     rounded = to_safe_side(mu, elementwise(holds, epsilon, log_target), direction, what="mu_GDP bound")
-    if side == "lower":
-        return np.maximum(rounded, 0.0) * (1.0 - _ROUNDING_MARGIN)
-    return rounded * (1.0 + _ROUNDING_MARGIN)
+    return np.maximum(rounded, 0.0)
 
 
 def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
@@ -132,7 +131,7 @@ def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
 
     side "lower": the result m satisfies log delta_m(eps) <= log_delta (checked), so m <= mu_GDP;
     side "upper": log delta_m(eps) >= log_delta (checked), so m >= mu_GDP; then both are moved outward
-    by a relative 1e-12. Either is also kept above the analytic lower bound of _mu_start, which is
+    by the error of delta (_round). Either is also kept above the analytic lower bound of _mu_start, which is
     exact at eps = 0 and so repairs the check where log delta_mu itself loses its digits (delta within
     1e-16 of 1, or mu below 1e-16 at eps = 0, where gdp.log_delta cancels). Works in log space, so
     deltas far below the float range (e^-5000) are fine. delta = 0 gives 0; delta >= 1 gives inf on the

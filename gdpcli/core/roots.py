@@ -62,9 +62,13 @@ def newton_on_active(
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
     shape = lo.shape
     lo, hi = lo.ravel().copy(), hi.ravel().copy()
-    index = np.arange(lo.size)
-    sign_lo = np.sign(terms(lo, index)[0])
-    x = _midpoint(lo, hi)
+    f_lo, slope_lo = terms(lo, np.arange(lo.size))
+    sign_lo = np.sign(f_lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first = lo - f_lo / slope_lo  # the first point: Newton from lo where it stays inside, else bisection
+    first = np.where(np.isfinite(first) & (first > lo) & (first < hi), first, _midpoint(lo, hi))
+    x = np.where(sign_lo == 0, lo, first)  # a bracket end that is a root is the answer
+    index = np.flatnonzero(sign_lo != 0)
     for _ in range(maxiter):
         if index.size == 0:
             break
@@ -77,9 +81,10 @@ def newton_on_active(
         with np.errstate(divide="ignore", invalid="ignore"):
             step = xa - fx / slope
         inside = np.isfinite(step) & (step > la) & (step < ha)
-        tiny_step = inside & (np.abs(step - xa) <= rtol * np.abs(xa))
+        # a step below rtol is convergence even where it lands on a bracket end (it often lands on xa)
+        tiny_step = np.isfinite(step) & (np.abs(step - xa) <= rtol * np.abs(xa))
         narrow = ha - la <= rtol * np.maximum(np.abs(la), np.abs(ha))
-        x[index] = np.where(at_root, xa, np.where(inside, step, _midpoint(la, ha)))
+        x[index] = np.where(at_root, xa, np.where(inside, step, np.where(tiny_step, xa, _midpoint(la, ha))))
         lo[index], hi[index] = la, ha
         index = index[~(at_root | tiny_step | narrow)]
     return x.reshape(shape)

@@ -72,17 +72,42 @@ def grid_from_tradeoff(tradeoff: TradeoffFn, alpha: np.ndarray) -> Grid:
     return Grid(knots, np.asarray(tradeoff(knots), dtype=float))
 
 
-def _scaled(alpha: np.ndarray, epsilon: float) -> np.ndarray:
-    """e^eps alpha without inf * 0 = NaN at alpha = 0 for eps beyond the float range."""
-    with np.errstate(divide="ignore", over="ignore"):
-        return np.where(alpha > 0, np.exp(epsilon + np.log(np.where(alpha > 0, alpha, 1.0))), 0.0)
+_EXP_LIMIT = 709.0
+"""exp(eps) is finite below this."""
+
+
+def _scaled(alpha: np.ndarray, epsilon: ArrayLike) -> np.ndarray:
+    """e^eps alpha for alpha >= 0: exp(eps) * alpha (two roundings) where exp(eps) is finite, beyond that
+    exp(eps + log alpha) (an error of about |eps + log alpha| ulps); 0 at alpha = 0 (no inf * 0 = NaN)."""
+    alpha, epsilon = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(epsilon, dtype=float))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        direct = np.exp(np.minimum(epsilon, _EXP_LIMIT)) * alpha
+        logged = np.exp(epsilon + np.log(np.where(alpha > 0, alpha, 1.0)))
+    return np.where(alpha > 0, np.where(epsilon < _EXP_LIMIT, direct, logged), 0.0)
+
+
+def _one_minus_sum(first: ArrayLike, second: ArrayLike) -> np.ndarray:
+    """1 - first - second for first in [0, 1] and second >= 0, with the rounding error of 1 - first carried
+    (Fast2Sum: it is (1 - head) - first exactly), so where the result cancels (second close to 1 - first)
+    it is rounded once, not after losing the digits of 1 - first."""
+    head = 1.0 - np.asarray(first, dtype=float)
+    carried = (1.0 - head) - first
+    with np.errstate(invalid="ignore"):
+        return (head - second) + carried
 
 
 def eps_delta_tradeoff(alpha: ArrayLike, epsilon0: float, delta0: float) -> ArrayLike:
-    """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)) (GDP eq. (4))."""
+    """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)) (GDP eq. (4)).
+
+    1 - delta - alpha is formed with one rounding where it cancels (alpha near 1 - delta, _one_minus_sum).
+    The steep piece 1 - delta - e^eps alpha near the kink alpha = (1 - delta) / (1 + e^eps) inherits the
+    rounding of e^eps amplified by its condition number e^eps alpha / beta (about e^eps there): no
+    double-precision evaluation does better (tests/core/test_kernel_accuracy.py states the rule).
+    """
     alpha = np.asarray(alpha, dtype=float)
-    steep = 1.0 - delta0 - _scaled(alpha, epsilon0)
-    flat = np.exp(-epsilon0) * (1.0 - delta0 - alpha)
+    steep = _one_minus_sum(delta0, _scaled(alpha, epsilon0))
+    with np.errstate(under="ignore"):
+        flat = np.exp(-np.asarray(epsilon0, dtype=float)) * _one_minus_sum(delta0, alpha)
     return as_output(np.maximum(0.0, np.maximum(steep, flat)))
 
 
@@ -113,7 +138,9 @@ def eps_delta_profile(epsilon: ArrayLike, epsilon0: float, delta0: float) -> Arr
     """
 
     def nonnegative(t: np.ndarray) -> np.ndarray:
-        return delta0 + (1.0 - delta0) * np.maximum(0.0, -np.expm1(t - epsilon0)) / (1.0 + np.exp(-epsilon0))
+        # t - eps0 is exact near the kink t = eps0 (Sterbenz); min(., 0) keeps expm1 from overflowing
+        above = -np.expm1(np.minimum(t - epsilon0, 0.0))
+        return delta0 + (1.0 - delta0) * above / (1.0 + np.exp(-epsilon0))
 
     return extend_to_negative(nonnegative)(epsilon)
 
@@ -124,13 +151,29 @@ def laplace_tradeoff(alpha: ArrayLike, epsilon0: float) -> ArrayLike:
     1 - e^eps0 alpha          for alpha < e^-eps0 / 2,
     e^-eps0 / (4 alpha)       for e^-eps0 / 2 <= alpha <= 1/2,
     e^-eps0 (1 - alpha)       for alpha > 1/2.
+
+    Written with s = e^eps0 alpha (_scaled): the steep piece where 2 s < 1 (a switch that stays exact
+    where e^-eps0 / 2 would be subnormal), then 1 / (4 s) (_quarter_over_scaled: neither e^eps0 alpha
+    overflows nor e^-eps0 underflows for eps0 up to 1e3), and for alpha > 1/2 the middle piece at 1/2 times
+    2 (1 - alpha) (exact), so the pieces meet monotonically.
     """
     alpha = np.asarray(alpha, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        middle = np.exp(-epsilon0) / (4.0 * alpha)
-    steep = (alpha < 0.5 * np.exp(-epsilon0)) | (alpha == 0)
-    beta = np.where(steep, 1.0 - _scaled(alpha, epsilon0), middle)
-    return as_output(np.where(alpha > 0.5, np.exp(-epsilon0) * (1.0 - alpha), beta))
+    scaled = _scaled(alpha, epsilon0)
+    middle = np.minimum(_quarter_over_scaled(alpha, epsilon0), 0.5)  # <= 1/2 where it is used
+    half = _quarter_over_scaled(0.5, epsilon0)  # e^-eps0 / 2
+    with np.errstate(over="ignore"):
+        beta = np.where(2.0 * scaled < 1.0, 1.0 - scaled, middle)
+    return as_output(np.where(alpha > 0.5, half * (2.0 * (1.0 - alpha)), beta))
+
+
+def _quarter_over_scaled(alpha: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
+    """1 / (4 e^eps alpha) for alpha > 0 (inf at 0), the same way as _scaled: 0.25 / (exp(eps) alpha) where
+    exp(eps) is finite, 0.25 exp(-(eps + log alpha)) beyond, so it is monotone in alpha."""
+    alpha, epsilon = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(epsilon, dtype=float))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        direct = 0.25 / (np.exp(np.minimum(epsilon, _EXP_LIMIT)) * alpha)
+        logged = 0.25 * np.exp(-(epsilon + np.log(alpha)))
+    return np.where(epsilon < _EXP_LIMIT, direct, logged)
 
 
 def laplace_profile(epsilon: ArrayLike, epsilon0: float) -> ArrayLike:
@@ -139,7 +182,7 @@ def laplace_profile(epsilon: ArrayLike, epsilon0: float) -> ArrayLike:
     Derivation: on the middle piece f'(alpha) = -e^eps at alpha = e^{-(eps0 + eps)/2} / 2, where
     1 - f - e^eps alpha = 1 - e^{(eps - eps0)/2}; eps < 0 by `extend_to_negative` (symmetric).
     """
-    return extend_to_negative(lambda t: np.maximum(0.0, -np.expm1(0.5 * (t - epsilon0))))(epsilon)
+    return extend_to_negative(lambda t: -np.expm1(0.5 * np.minimum(t - epsilon0, 0.0)))(epsilon)
 
 
 def inverse(grid: Grid) -> Grid:

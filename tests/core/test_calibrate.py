@@ -86,8 +86,11 @@ def test_analytic_sigma_matches_mpmath_and_is_an_upper_bound(eps: float, delta: 
 def test_analytic_sigma_round_trip(eps: float, log10_delta: float, sens: float) -> None:
     delta = 10.0**log10_delta
     sigma = analytic_gaussian_sigma(eps, delta, sens)
-    assert gdp.delta(eps, sens / sigma) <= delta
-    assert gdp.epsilon(delta, sens / sigma) <= eps
+    assert gdp.delta(eps, sens / sigma) * (1.0 + gdp.DELTA_RELATIVE_ERROR) <= delta
+    # gdp.epsilon returns the float where its margin check starts to hold for good; the computed delta is
+    # monotone only up to its rounding (it switches form at eps = 1, by about 1e-15 relative), so an
+    # isolated float such as eps = 1 itself can pass just below that boundary: a few ulps of slack
+    assert gdp.epsilon(delta, sens / sigma) <= eps * (1.0 + 1e-14)
     assert balle_wang_delta(eps, sens, sigma) <= delta
     # and not wastefully large: 1 percent less noise breaks the guarantee
     assert balle_wang_delta(eps, sens, 0.99 * sigma) > delta

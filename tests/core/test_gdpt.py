@@ -44,7 +44,10 @@ def test_mu_bound_brackets_mpmath(epsilon: float, log_delta: float, guess: float
     lower = gdpt.mu_bound(epsilon, log_delta, "lower")
     upper = gdpt.mu_bound(epsilon, log_delta, "upper")
     assert lower <= exact <= upper
-    assert upper - lower <= 1e-11 * float(exact)
+    # width: 1e-11, plus the margin of delta's error (gdp.DELTA_RELATIVE_ERROR, on each side) times the
+    # condition number kappa = 1 / (d log delta / d log mu) of the root (mpmath, independent)
+    kappa = 1 / abs(mp.diff(lambda m: mp_log_delta(mp.mpf(epsilon), m), exact) * exact)
+    assert upper - lower <= (1e-11 + 2.2 * gdp.DELTA_RELATIVE_ERROR * float(kappa)) * float(exact)
 
 
 def test_mu_bound_end_points_and_side() -> None:
@@ -148,10 +151,16 @@ def test_laplace_is_gdp_with_tail_limit_zero(b: float) -> None:
     result = gdpt.identify(profile, eps_head=30.0, precision=1e-3)
     assert (result.verdict, result.tail_limit) == ("gdp", TAILS["laplace"])
     assert gdpt.estimate_tail_limit(profile.log_delta) == gdpt.TailVerdict("gdp", 0.0, "numerical_estimate")
-    # The sup over a fine grid of independent values (gdp.mu) lies in the interval; Thm 5.1 bounds it.
+    # The sup over a fine grid of independent values (gdp.mu, lower bounds of G) lies below mu_upper; Thm 5.1
+    # bounds it. The grid's maximum is at eps = 0, where G is known exactly: delta(0) = 1 - e^(-1/(2b)) for
+    # Laplace, and mu-GDP has delta(0) = 2 Phi(mu/2) - 1, so G(0) = 2 Phi^-1(1 - e^(-1/(2b)) / 2) (recipe,
+    # mpmath at 40 digits); mu_lower <= G(0) <= sup G shows mu_lower is a lower bound.
     eps = np.linspace(0, 1 / b, 2001)[:-1]
-    grid_max = float(np.max(gdp.mu(eps, profile.delta(eps))))
-    assert result.mu_lower - 1e-12 <= grid_max <= result.mu_upper
+    values = np.asarray(gdp.mu(eps, profile.delta(eps)))
+    assert np.argmax(values) == 0 and values.max() <= result.mu_upper
+    with mp.workdps(40):
+        at_zero = 2 * mp.sqrt(2) * mp.erfinv(1 - mp.exp(-1 / (2 * mp.mpf(b))))
+    assert values[0] <= at_zero and result.mu_lower <= at_zero <= result.mu_upper
     assert result.mu_upper <= gdp.pure_dp_mu(1 / b) + 1e-3
 
 

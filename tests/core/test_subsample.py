@@ -33,7 +33,7 @@ from gdpcli.core.tradeoff import (
     profile_from_grid,
 )
 from gdpcli.errors import InputError
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, eps_delta_grid
 
 EQ13 = REFERENCE["subsample_gdp_eq_13"]
 COR3 = REFERENCE["subsample_corollary_3"]
@@ -44,12 +44,6 @@ EPSILONS = np.linspace(-3.0, 4.0, 29)
 
 def gaussian_grid(mu: float, size: int = 4001) -> Grid:
     return grid_from_tradeoff(lambda a: gdp.tradeoff(a, mu), alpha_grid(size))
-
-
-def eps_delta_grid(epsilon0: float, delta0: float) -> Grid:
-    """f_{eps0,delta0} with its kinks as knots: the grid is exactly the piecewise-linear function."""
-    kinks = np.array([(1 - delta0) / (1 + np.exp(epsilon0)), 1 - delta0])
-    return grid_from_tradeoff(lambda a: eps_delta_tradeoff(a, epsilon0, delta0), kinks)
 
 
 # --- C_p(G_mu), eq. (13) -------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from gdpcli.core.tradeoff import (
     tradeoff_from_profile,
 )
 from gdpcli.errors import InputError
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, eps_delta_grid
 
 SETTINGS = settings(max_examples=30, deadline=None)
 UNIFORM = np.linspace(0.0, 1.0, 401)
@@ -75,12 +75,6 @@ def mp_eps_delta_profile(epsilon: float, epsilon0: float, delta0: float) -> floa
 
 def gaussian_grid(mu: float, size: int = 4001) -> Grid:
     return grid_from_tradeoff(lambda a: gdp.tradeoff(a, mu), alpha_grid(size))
-
-
-def eps_delta_grid(epsilon0: float, delta0: float) -> Grid:
-    """f_{eps0,delta0} is piecewise linear; with its kinks as knots the grid is the function itself."""
-    kinks = np.array([(1 - delta0) / (1 + np.exp(epsilon0)), 1 - delta0])
-    return grid_from_tradeoff(lambda a: eps_delta_tradeoff(a, epsilon0, delta0), kinks)
 
 
 # --- closed forms -------------------------------------------------------------------------------------
