@@ -7,16 +7,22 @@ scalar input. Arguments are assumed valid (mu >= 0, 0 < delta < 1, alpha in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 import numpy as np
 
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, Phi_inv_exp, erfcx, log_Phi
 from gdpcli.core.roots import newton_on_active
 from gdpcli.core.rounding import Direction, Holds, elementwise, to_safe_side
+from gdpcli.errors import ComputationError
 
 _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _SMALLEST_SUBNORMAL = float(np.nextafter(0.0, 1.0))
+_NORMAL = float(np.finfo(float).tiny)
+_EPSILON = float(np.finfo(float).eps)
 DELTA_RELATIVE_ERROR = 1e-12
 """The relative error of `delta` against 60-digit mpmath over mu in [1e-8, 40], eps in [0, 1e3] and every
 representable delta, as verified by tests/core/test_kernel_accuracy.py. Functions whose result must be safe
@@ -151,9 +157,13 @@ def delta(epsilon: ArrayLike, mu: ArrayLike) -> ArrayLike:
     A positive delta below the float range is returned as the smallest subnormal (5e-324), never as 0,
     so the figure stays an upper bound; 0 means exactly 0 (mu = 0 or eps = inf).
     """
-    log = np.asarray(log_delta(epsilon, mu))
+    return as_output(_delta_from_log(np.asarray(log_delta(epsilon, mu))))
+
+
+def _delta_from_log(log: np.ndarray) -> np.ndarray:
+    """e^log, with a positive value below the float range as the smallest subnormal, never 0."""
     value = np.exp(log)
-    return as_output(np.where((value == 0) & (log > -np.inf), _SMALLEST_SUBNORMAL, value))
+    return np.where((value == 0) & (log > -np.inf), _SMALLEST_SUBNORMAL, value)
 
 
 def _delta_at_zero(mu: np.ndarray) -> np.ndarray:
@@ -212,69 +222,164 @@ def _delta_at_most(
 
 
 def mu(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
-    """The largest mu such that mu-GDP implies (eps, delta)-DP, i.e. delta(eps; mu) <= delta.
+    """The largest mu such that mu-GDP implies (eps, delta)-DP, i.e. delta(eps; mu) <= delta (GDPT
+    Def. 4.1's mu_GDP(eps, delta), rounded down): `mu_bound` on log delta, at or below the exact root.
 
-    delta(eps; mu) increases in mu with d delta / d mu = phi(a) (a = -eps/mu + mu/2),
-    so d log delta / d mu = phi(a) / delta (taken as 1 / (M(x) - M(x + mu)) in the tail,
-    without cancellation). Bracket: _mu_bracket. The root is then moved down to the
-    nearest float at which delta(eps; mu) (1 + DELTA_RELATIVE_ERROR) <= delta holds as
-    computed (core.rounding): at or below the exact root, as gdp.epsilon is at or above.
+    End points: delta <= 0 gives 0 (every mu > 0 has delta(eps; mu) > 0), delta >= 1 and eps = inf give
+    inf (every mechanism is (eps, 1)-DP and (inf, delta)-DP).
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
-    finite = np.isfinite(epsilon)
-    settled = ~finite | (delta <= 0)  # eps = inf: mu = inf; delta <= 0 (eps finite): mu = 0
-    eps = np.where(finite, epsilon, 1.0)
-    log_target = np.log(np.where(settled, 0.5, delta))
-    lo, hi = _mu_bracket(eps, log_target)
-
-    flat_eps, flat_target = eps.ravel(), log_target.ravel()
-
-    def terms(m: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        e = flat_eps[index]
-        log = np.asarray(log_delta(e, m), dtype=float)
-        a = -e / m + 0.5 * m
-        tail = a < 0
-        log_slope = -0.5 * a * a - _LOG_SQRT_2PI - log  # log(phi(a) / delta), cancels in the tail
-        log_slope[tail] = -_log_delta_over_density(a[tail], m[tail])
-        return log - flat_target[index], np.exp(log_slope)
-
-    with np.errstate(over="ignore", invalid="ignore"):  # at mu near 0, a^2 overflows: Newton bisects there
-        result = newton_on_active(terms, lo, hi)
-
-    def holds(m: np.ndarray, e: np.ndarray, target: np.ndarray, skip: np.ndarray) -> np.ndarray:
-        return _delta_at_most(e, m, target) | skip
-
-    checked = elementwise(holds, eps, delta, settled)
-    result = to_safe_side(result, checked, "down", what="gdp.mu")
-    with np.errstate(over="ignore", invalid="ignore"):
-        result = _tightened(result, checked, "up", settled | ~(delta < 1.0), what="gdp.mu")
-    return as_output(np.where(finite, np.where(settled, 0.0, result), np.inf))
+    below_one = np.where(delta >= 1.0, 0.5, delta)
+    with np.errstate(divide="ignore"):
+        result = _mu_solve(epsilon, np.log(below_one), below_one, "lower")
+    return as_output(np.where(delta >= 1.0, np.inf, result))
 
 
-def _mu_bracket(epsilon: np.ndarray, log_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """lo <= mu(eps, delta) <= hi, from lower bounds on the root that hold up to rounding:
-    delta(eps; mu) <= Phi(a) with a = -eps/mu + mu/2, so the mu solving a = z = Phi^-1(delta),
-    mu = z + sqrt(z^2 + 2 eps) = 2 eps / (sqrt(z^2 + 2 eps) - z), is below the root; and
-    delta(eps; mu) <= delta(0; mu) = 2 Phi(mu/2) - 1 <= mu / sqrt(2 pi) gives delta sqrt(2 pi). Halving
-    (lo) and doubling (hi, from 2 lo or 2) finish the bracket, each on the elements still outside it only."""
+Side = Literal["lower", "upper"]
+_MU_LIMIT = 2100
+"""Halvings or doublings that bracket any mu_GDP root from its first guess (floats span 2^2100)."""
+
+
+def mu_bound(epsilon: ArrayLike, log_delta_target: ArrayLike, side: Side) -> ArrayLike:
+    """mu_GDP(eps, e^t), the mu with delta(eps; mu) = e^t (GDPT Def. 4.1), rounded to `side`; vectorized,
+    in log space (targets far below 1e-308 work).
+
+    delta(eps; mu) increases in mu with d log delta / d mu = phi(a) / delta (a = -eps/mu + mu/2), taken as
+    1 / (M(x) - M(x + mu)) in the tail, without cancellation. Bracket: _mu_bracket; safeguarded Newton
+    (core.roots). The root is then moved to the float where the inequality holds with the computed delta
+    moved against the result by DELTA_RELATIVE_ERROR (core.rounding), tight: "lower" is the largest mu with
+    delta(eps; mu) (1 + DELTA_RELATIVE_ERROR) <= e^t as computed (also in linear space where e^t is a
+    float, the form gdp.mu promises), so at or below the exact root; "upper" the smallest mu with
+    delta(eps; mu) (1 - DELTA_RELATIVE_ERROR) >= e^t, at or above it.
+
+    End points: t = -inf gives 0, eps = inf gives inf, and t >= 0 gives inf on the upper side and, on the
+    lower side, the root for the largest delta below 1 (a delta that rounded to 1 may be 1 - 1e-17).
+    Both sides are finally kept above `_mu_floor` (moved outward by DELTA_RELATIVE_ERROR), a lower bound
+    exact at eps = 0, which repairs the check where log delta itself loses its digits (delta within 1e-16
+    of 1, or mu below 1e-16 at eps = 0). gdp.mu, whose promise is the computed inequality, has no floor.
+    """
+    epsilon, log_target = np.broadcast_arrays(
+        np.asarray(epsilon, dtype=float), np.asarray(log_delta_target, dtype=float)
+    )
+    if side == "lower":
+        log_target = np.where(log_target >= 0.0, np.log1p(-np.finfo(float).epsneg), log_target)
+    with np.errstate(under="ignore"):
+        result = _mu_solve(epsilon, log_target, np.exp(log_target), side)
+    inner = np.isfinite(epsilon) & (log_target < 0.0) & (log_target > -np.inf)
+    with np.errstate(invalid="ignore"):
+        floor = _mu_floor(np.where(inner, epsilon, 1.0), np.where(inner, log_target, np.log(0.5)))
+    margin = 1.0 - DELTA_RELATIVE_ERROR if side == "lower" else 1.0 + DELTA_RELATIVE_ERROR
+    return as_output(np.where(inner, np.maximum(result, floor * margin), result))
+
+
+def _mu_solve(
+    epsilon: np.ndarray, log_target: np.ndarray, target_delta: np.ndarray, side: Side
+) -> np.ndarray:
+    """mu_bound's work, with the target given both as log delta and as delta (the float that the linear
+    check compares with: gdp.mu's own argument, not a rounded exp(log))."""
+    epsilon, log_target, target_delta = np.broadcast_arrays(epsilon, log_target, target_delta)
     shape = epsilon.shape
-    epsilon, log_target = epsilon.ravel(), log_target.ravel()
-    z = np.asarray(Phi_inv_exp(log_target), dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gaussian = np.where(
-            z < 0, 2.0 * epsilon / (np.sqrt(z * z + 2.0 * epsilon) - z), z + np.sqrt(z * z + 2.0 * epsilon)
+    epsilon, log_target, target_delta = epsilon.ravel(), log_target.ravel(), target_delta.ravel()
+    finite = np.isfinite(epsilon)
+    settled = ~finite | (log_target >= 0.0) | (log_target == -np.inf)
+    eps = np.where(settled, 1.0, epsilon)
+    target = np.where(settled, np.log(0.5), log_target)
+    floor = _mu_floor(eps, target)
+    shifted = target - np.log1p(DELTA_RELATIVE_ERROR) * (1.0 if side == "lower" else -1.0)  # the margin
+    result = _mu_root(eps, shifted, *_mu_bracket(eps, shifted, floor))
+    holds = elementwise(_mu_inequality(side), eps, target, target_delta, settled)
+    unsafe = "up" if side == "lower" else "down"
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = to_safe_side(result, holds, "down" if side == "lower" else "up", what="gdp.mu")
+        result = _tightened(result, holds, unsafe, settled, what="gdp.mu")
+    ends = np.where(~finite | (log_target >= 0.0), np.inf, 0.0)
+    return np.where(settled, ends, result).reshape(shape)
+
+
+def _mu_inequality(side: Side) -> Callable[..., np.ndarray]:
+    """The inequality that a rounded mu_GDP bound must meet, as computed, with the error margin: in linear
+    space where e^t is a normal float (gdp.mu's promise, delta (1 + DELTA_RELATIVE_ERROR) <= e^t), in log
+    space otherwise and for the upper side, where the margin also covers the rounding of log delta itself
+    (a few ulps of |t|: 7e-12 at t = -3e4, beyond the range the accuracy harness verifies)."""
+
+    def holds(
+        m: np.ndarray, eps: np.ndarray, target: np.ndarray, linear: np.ndarray, skip: np.ndarray
+    ) -> np.ndarray:
+        log_margin = np.log1p(DELTA_RELATIVE_ERROR) + 8.0 * _EPSILON * np.abs(target)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+            log = np.asarray(log_delta(eps, np.where(skip, 1.0, m)))
+            if side == "upper":
+                return skip | (log - log_margin >= target)
+            in_log = log + log_margin <= target
+            in_linear = _delta_from_log(log) * (1.0 + DELTA_RELATIVE_ERROR) <= linear
+            return skip | np.where(linear >= _NORMAL, in_linear, in_log)
+
+    return holds
+
+
+def _mu_at_zero(log_target: np.ndarray) -> np.ndarray:
+    """mu_GDP(0, e^t) = 2 sqrt(2) erfinv(delta), as delta(0; mu) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)).
+
+    For delta > 1/2 it is written with erfcinv(1 - delta), 1 - delta = -expm1(t), to keep its digits.
+    """
+    from scipy import special
+
+    delta_value = np.exp(log_target)
+    with np.errstate(divide="ignore"):
+        inverse = np.where(
+            delta_value < 0.5, special.erfinv(delta_value), special.erfcinv(-np.expm1(log_target))
         )
-    lo = np.maximum(np.nan_to_num(gaussian, nan=0.0), np.exp(log_target + _LOG_SQRT_2PI))
+    return 2.0 * _SQRT2 * inverse
+
+
+def _mu_floor(epsilon: np.ndarray, log_target: np.ndarray) -> np.ndarray:
+    """A lower bound on mu_GDP(eps, e^t), the larger of two (both from the monotonicity of delta):
+    delta(eps; mu) <= Phi(a), so the mu solving a = z = Phi^-1(e^t), mu = z + sqrt(z^2 + 2 eps)
+    = 2 eps / (sqrt(z^2 + 2 eps) - z), is too small; and delta(eps; mu) <= delta(0; mu), so
+    mu_GDP(0, e^t) (exact at eps = 0) is too small."""
+    z = np.asarray(Phi_inv_exp(log_target), dtype=float)
+    root = np.sqrt(z * z + 2.0 * epsilon)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        from_tail = np.where(z < 0.0, 2.0 * epsilon / (root - z), z + root)
+    return np.maximum(np.nan_to_num(from_tail, nan=0.0), _mu_at_zero(log_target))
+
+
+def _mu_bracket(
+    epsilon: np.ndarray, log_target: np.ndarray, floor: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """lo <= mu_GDP(eps, e^t) <= hi: lo from the floor (a lower bound up to rounding, halved while the
+    computed delta says otherwise), hi doubled from max(2, 2 lo); each loop only on the elements still
+    outside, at most _MU_LIMIT times (ComputationError beyond)."""
+    lo = np.maximum(floor * (1.0 - DELTA_RELATIVE_ERROR), np.finfo(float).tiny)
     hi = np.maximum(2.0, 2.0 * lo)
     for end, outside, factor in ((lo, np.greater, 0.5), (hi, np.less, 2.0)):
         active = np.flatnonzero(outside(log_delta(epsilon, end), log_target))
-        for _ in range(2100):
+        for _ in range(_MU_LIMIT):
             if active.size == 0:
                 break
             end[active] *= factor
             still = outside(np.asarray(log_delta(epsilon[active], end[active])), log_target[active])
             active = active[still]
-    return lo.reshape(shape), hi.reshape(shape)
+        if active.size:
+            where = f"eps = {epsilon[active[0]]}, log delta = {log_target[active[0]]}"
+            raise ComputationError(f"gdp.mu: no bracket after {_MU_LIMIT} steps at {where}")
+    return lo, hi
+
+
+def _mu_root(epsilon: np.ndarray, log_target: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Safeguarded Newton on mu -> log delta(eps; mu) - t within [lo, hi]."""
+
+    def terms(m: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        e = epsilon[index]
+        log = np.asarray(log_delta(e, m), dtype=float)
+        a = -e / m + 0.5 * m
+        tail = a < 0
+        log_slope = -0.5 * a * a - _LOG_SQRT_2PI - log  # log(phi(a) / delta), cancels in the tail
+        log_slope[tail] = -_log_delta_over_density(a[tail], m[tail])
+        return log - log_target[index], np.exp(log_slope)
+
+    with np.errstate(over="ignore", invalid="ignore"):  # at mu near 0, a^2 overflows: Newton bisects there
+        return newton_on_active(terms, lo, hi)
 
 
 def _tightened(

@@ -23,22 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from gdpcli.core import gdp, partial_order
 from gdpcli.core.arrays import ArrayLike, as_output
-from gdpcli.core.normal import Phi_inv_exp
-from gdpcli.core.rounding import elementwise, to_safe_side
 from gdpcli.errors import ComputationError, InputError
 
 LogProfile = Callable[[np.ndarray], np.ndarray]
 
 MAX_SLOPE = float(np.sqrt(np.pi / 2.0))  # sup of d mu_GDP / d eps (Thm 4.5, sharpened as derived above)
-_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INITIAL_CELLS = 256
 _MAX_CELLS = 4_000_000
-_ROUNDING_MARGIN = 1e-12  # relative outward rounding of the analytic start (_mu_start)
-_TINY = float(np.nextafter(0.0, 1.0))
 _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rounding in the profile)
 
 
@@ -46,119 +40,11 @@ _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rou
 # mu_GDP
 
 
-def mu_gdp(epsilon: ArrayLike, delta: ArrayLike) -> ArrayLike:
-    """mu_GDP(eps, delta): the mu with delta_mu(eps) = delta (GDPT Def. 4.1), rounded down; vectorized.
-
-    This is gdpcli.core.gdp.mu (safeguarded Newton; the paper's Algorithm 1 is bisection), extended to
-    the end points: delta = 0 gives 0 and delta >= 1 gives inf (no mu-GDP guarantee implies it).
-    """
-    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, dtype=float), np.asarray(delta, dtype=float))
-    inner = (delta > 0.0) & (delta < 1.0)
-    solved = np.asarray(gdp.mu(np.where(inner, epsilon, 1.0), np.where(inner, delta, 0.5)))
-    return as_output(np.where(inner, solved, np.where(delta <= 0.0, 0.0, np.inf)))
-
-
-def _mu_at_zero(log_target: np.ndarray) -> np.ndarray:
-    """mu_GDP(0, e^t) = 2 sqrt(2) erfinv(delta), as delta_mu(0) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)).
-
-    For delta > 1/2 it is written with erfcinv(1 - delta), 1 - delta = -expm1(t), to keep its digits.
-    """
-    delta = np.exp(log_target)
-    with np.errstate(divide="ignore"):
-        inverse = np.where(delta < 0.5, special.erfinv(delta), special.erfcinv(-np.expm1(log_target)))
-    return 2.0 * np.sqrt(2.0) * inverse
-
-
-def _mu_start(epsilon: np.ndarray, log_target: np.ndarray) -> np.ndarray:
-    """A lower bound on mu_GDP(eps, e^t), the larger of two (both from monotonicity of delta_mu):
-
-    - delta_mu(eps) <= Phi(a), so a = z := Phi^-1(e^t), i.e. mu = z + sqrt(z^2 + 2 eps), is too small;
-    - delta_mu(eps) <= delta_mu(0), so mu_GDP(0, e^t) is too small.
-    """
-    z = Phi_inv_exp(log_target)
-    root = np.sqrt(z * z + 2.0 * epsilon)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        from_tail = np.where(z < 0.0, 2.0 * epsilon / (root - z), z + root)
-    return np.maximum(np.nan_to_num(from_tail), _mu_at_zero(log_target))
-
-
-def _newton(epsilon: np.ndarray, log_target: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Newton on mu -> log delta_mu(eps) - t from a lower bound, d log delta / d mu = phi(a) / delta.
-
-    log delta_mu(eps) is concave in mu (checked numerically over eps in [0, 1000], mu in [1e-3, 60]),
-    so iterates from below increase monotonically to the root; a step below 1e-10 relative leaves an
-    error of order its square. Iterates never go below the start (a proven lower bound), and only
-    unconverged elements are iterated. Where log delta_mu is not finite the iterate stays put.
-    """
-    mu = start.copy()
-    active = np.flatnonzero(start > 0.0)
-    for _ in range(100):
-        eps, target, current = epsilon[active], log_target[active], mu[active]
-        log_delta = np.asarray(gdp.log_delta(eps, current))
-        a = -eps / current + 0.5 * current
-        with np.errstate(over="ignore", invalid="ignore"):
-            step = (target - log_delta) * np.exp(0.5 * a * a + _LOG_SQRT_2PI + log_delta)
-        updated = np.maximum(current + np.where(np.isfinite(step), step, 0.0), start[active])
-        mu[active] = updated
-        active = active[np.abs(updated - current) > 1e-10 * updated]
-        if active.size == 0:
-            break
-    return mu
-
-
-def _round(epsilon: np.ndarray, log_target: np.ndarray, mu: np.ndarray, side: str) -> np.ndarray:
-    """Move each mu to the requested side of the root, checked by evaluating log delta_mu(eps).
-
-    "lower": log delta_mu(eps) <= t holds for the result; "upper": >= t, each for the exact delta_mu: the
-    computed log delta is moved against the result by gdp.DELTA_RELATIVE_ERROR, the verified relative error
-    of delta (so of log delta, absolutely). The nearest such float is found by core.rounding (never failing:
-    mu = 0 and mu = inf satisfy the two sides).
-    """
-    margin = gdp.DELTA_RELATIVE_ERROR if side == "lower" else -gdp.DELTA_RELATIVE_ERROR
-
-    def holds(candidate: np.ndarray, eps: np.ndarray, target: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            gap = np.asarray(gdp.log_delta(eps, candidate)) + margin - target
-        return gap <= 0.0 if side == "lower" else gap >= 0.0
-
-    direction = "down" if side == "lower" else "up"
-    rounded = to_safe_side(mu, elementwise(holds, epsilon, log_target), direction, what="mu_GDP bound")
-    return np.maximum(rounded, 0.0)
-
-
 def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
-    """mu_GDP(eps, e^log_delta) with directed rounding, vectorized, within about 1e-12 relative.
-
-    side "lower": the result m satisfies log delta_m(eps) <= log_delta (checked), so m <= mu_GDP;
-    side "upper": log delta_m(eps) >= log_delta (checked), so m >= mu_GDP; then both are moved outward
-    by the error of delta (_round). Either is also kept above the analytic lower bound of _mu_start, which is
-    exact at eps = 0 and so repairs the check where log delta_mu itself loses its digits (delta within
-    1e-16 of 1, or mu below 1e-16 at eps = 0, where gdp.log_delta cancels). Works in log space, so
-    deltas far below the float range (e^-5000) are fine. delta = 0 gives 0; delta >= 1 gives inf on the
-    upper side and, on the lower side, the finite mu of the largest delta below 1 (a delta that rounded to
-    1 may be 1 - 1e-17, so inf would not be a safe lower bound).
-    This is gdp.mu in log space with a rounding direction, which the staircase bounds need.
-    """
+    """mu_GDP(eps, e^log_delta) rounded to `side` ("lower" / "upper"): gdp.mu_bound, the one solver."""
     if side not in ("lower", "upper"):
         raise InputError(f"side must be 'lower' or 'upper', got {side!r}")
-    epsilon, log_delta = np.broadcast_arrays(
-        np.asarray(epsilon, dtype=float), np.asarray(log_delta, dtype=float)
-    )
-    shape = epsilon.shape
-    epsilon, log_delta = epsilon.reshape(-1), log_delta.reshape(-1)
-    if side == "lower":
-        # delta that rounds to 1 may be 1 - 1e-17: the safe lower bound uses the largest delta below 1
-        log_delta = np.where(log_delta >= 0.0, np.log1p(-np.finfo(float).epsneg), log_delta)
-    result = np.where(log_delta >= 0.0, np.inf, 0.0)
-    inner = np.flatnonzero((log_delta < 0.0) & (log_delta > -np.inf))
-    eps, target = epsilon[inner], log_delta[inner]
-    start = _mu_start(eps, target)
-    rounded = _round(eps, target, _newton(eps, target, start), side)
-    if side == "lower":
-        result[inner] = np.maximum(rounded, start * (1.0 - _ROUNDING_MARGIN))
-    else:
-        result[inner] = np.maximum(rounded, np.maximum(start * (1.0 + _ROUNDING_MARGIN), _TINY))
-    return result.reshape(shape)
+    return np.asarray(gdp.mu_bound(epsilon, log_delta, side))
 
 
 def gdpt(profile: PrivacyProfile, epsilon: ArrayLike) -> ArrayLike:

@@ -72,6 +72,12 @@ def test_epsilon_is_a_valid_guarantee_and_mu_is_largest() -> None:
     assert np.all(gdp.delta(np.array([1.0, 3.0, 0.5]), mu) <= np.array([1e-5, 1e-5, 1e-3]))
 
 
+def test_mu_end_points() -> None:
+    """delta = 0: no mu > 0 (delta(eps; mu) > 0); delta >= 1 or eps = inf: every mu (GDPT Def. 4.1)."""
+    values = gdp.mu(np.array([1.0, 0.0, 1.0, 2.0, np.inf]), np.array([0.0, 0.0, 1.0, 1.5, 1e-5]))
+    assert list(values) == [0.0, 0.0, np.inf, np.inf, np.inf]
+
+
 def test_epsilon_zero_when_delta_is_large() -> None:
     assert gdp.epsilon(0.9, 1.0) == 0.0
 
