@@ -17,8 +17,8 @@ import numpy as np
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import BudgetExceeded, ComputationError
+from gdpcli.events import ApproxDP, Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
-from gdpcli.mechanisms import ApproxDP, Laplace, Mechanism, Renyi, Spec
 
 METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
@@ -210,7 +210,7 @@ class NumericalPLD:
 
     method = "pld"
 
-    def __init__(self, specs: Sequence[Spec], accuracy: float) -> None:
+    def __init__(self, specs: Sequence[Repeated], accuracy: float) -> None:
         self.components = [(dominating_pair(spec), spec.times) for spec in specs]
         self.accuracy = accuracy
 
@@ -242,27 +242,9 @@ class NumericalPLD:
         ]
 
 
-def dominating_pair(spec: Spec) -> object:
-    """One step of a spec as a dominating pair of privacy profiles for the PLD engine.
-
-    Poisson subsampling: remove and add directions differ (profiles of f_p and f_p^-1, GDP paper Sec. 4);
-    fixed-size sampling: the symmetric C_p(f) (Thm 10). Renyi specs have no profile.
-    """
-    from gdpcli.core import subsample
-    from gdpcli.core.pld import DominatingPair
-
-    mechanism = spec.mechanism
-    if isinstance(mechanism, Renyi):
-        raise ComputationError(f"{spec.text}: an RDP guarantee has no privacy profile", "use --method rdp")
-    profile = mechanism.profile
-    if spec.sampling_rate is None:
-        return DominatingPair(profile)
-    if spec.sampling == "fixed":
-        return DominatingPair(subsample.fixed_size_profile(profile, spec.sampling_rate))
-    return DominatingPair(
-        subsample.poisson_remove_profile(profile, spec.sampling_rate),
-        subsample.poisson_add_profile(profile, spec.sampling_rate),
-    )
+def dominating_pair(spec: Repeated) -> object:
+    """One step of an event as a dominating pair of privacy profiles for the PLD engine (the step's own)."""
+    return spec.step.dominating_pair()
 
 
 class PureDPToGDP:
@@ -280,7 +262,7 @@ class PureDPToGDP:
         return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), EXACT, self.method)]
 
 
-def exact_gdp_mu(specs: Sequence[Spec]) -> float | None:
+def exact_gdp_mu(specs: Sequence[Repeated]) -> float | None:
     """sqrt(sum mu_i^2) when every spec is exactly GDP, else None."""
     mus = [spec.exact_mu for spec in specs]
     if any(m is None for m in mus):
@@ -291,7 +273,7 @@ def exact_gdp_mu(specs: Sequence[Spec]) -> float | None:
 _BINOMIAL_MAX_TIMES = 10**6
 
 
-def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
+def exact_accountant(specs: Sequence[Repeated]) -> Accountant | None:
     """The closed-form accountant for the list, or None when no closed form applies."""
     mu = exact_gdp_mu(specs)
     if mu is not None:
@@ -299,10 +281,10 @@ def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
     if any(spec.sampling_rate is not None for spec in specs):
         return None
     mechanisms = [spec.mechanism for spec in specs]
-    if len(specs) == 1 and specs[0].times == 1 and not isinstance(mechanisms[0], Renyi):
+    if len(specs) == 1 and specs[0].times == 1 and mechanisms[0].has_tradeoff:
         return ExactSingle(mechanisms[0])
-    if all(isinstance(m, ApproxDP) for m in mechanisms):
-        epsilons = {m.epsilon for m in mechanisms}
+    if all(m.eps_delta is not None for m in mechanisms):
+        epsilons = {m.eps_delta[0] for m in mechanisms}
         times = sum(spec.times for spec in specs)
         if epsilons == {0.0}:  # f_{0,delta_1} (x) ... = f_{0, 1 - prod(1 - delta_i)} (GDP paper eq. 11)
             return ExactSingle(ApproxDP(0.0, _uniform_delta(specs)))
@@ -311,7 +293,7 @@ def exact_accountant(specs: Sequence[Spec]) -> Accountant | None:
     return None
 
 
-def _build(name: str, specs: Sequence[Spec], accuracy: float, conversions: Sequence[str]) -> Accountant:
+def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
     """One accountant by method name; ComputationError when the method cannot handle the list.
 
     exact, pld and rdp account the delta parts of unsampled (eps, delta)-DP specs in closed form
@@ -341,7 +323,7 @@ def _build(name: str, specs: Sequence[Spec], accuracy: float, conversions: Seque
 
 
 def select(
-    specs: Sequence[Spec],
+    specs: Sequence[Repeated],
     method: str,
     *,
     accuracy: float = DEFAULT_ACCURACY,
@@ -353,7 +335,7 @@ def select(
     with an rdp: spec can only be accounted in RDP.
     """
     if method == "auto":
-        if any(isinstance(spec.mechanism, Renyi) for spec in specs):
+        if any(not spec.mechanism.has_tradeoff for spec in specs):
             return [_build("rdp", specs, accuracy, conversions)], []
         try:
             return [_build("exact", specs, accuracy, conversions)], []
@@ -370,21 +352,16 @@ def select(
     return accountants, skipped
 
 
-def split_uniform_delta(specs: Sequence[Spec]) -> tuple[list[Spec], float]:
+def split_uniform_delta(specs: Sequence[Repeated]) -> tuple[list[Repeated], float]:
     """The list without the delta parts of its unsampled (eps, delta)-DP specs, and what those parts
     compose to: f_{eps,delta} = f_{eps,0} (x) f_{0,delta} and f_{0,d1} (x) f_{0,d2} = f_{0,1-(1-d1)(1-d2)}
     (GDP paper eq. 10-11), so the whole list is (rest) (x) f_{0, delta0}. Specs with eps = 0 vanish from
     the rest; subsampled specs stay whole."""
-    from dataclasses import replace
-
     rest = []
     for spec in specs:
-        mechanism = spec.mechanism
-        if isinstance(mechanism, ApproxDP) and spec.sampling_rate is None and mechanism.delta > 0.0:
-            if mechanism.epsilon > 0.0:
-                rest.append(replace(spec, mechanism=ApproxDP(mechanism.epsilon)))
-        else:
-            rest.append(spec)
+        step = spec.step.without_delta_part()
+        if step is not None:
+            rest.append(Repeated(step, spec.times))
     return rest, _uniform_delta(specs)
 
 
@@ -452,7 +429,7 @@ class WithUniformDelta:
         ]
 
 
-def mu_accountant(specs: Sequence[Spec]) -> ExactGDP | PureDPToGDP:
+def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:
     """Who can state a mu for the list; ComputationError explaining why not otherwise."""
     mu = exact_gdp_mu(specs)
     if mu is not None:
@@ -461,11 +438,11 @@ def mu_accountant(specs: Sequence[Spec]) -> ExactGDP | PureDPToGDP:
         spec = specs[0]
         mechanism = spec.mechanism
         plain = spec.times == 1 and spec.sampling_rate is None
-        if isinstance(mechanism, ApproxDP) and mechanism.delta == 0 and plain:
-            return PureDPToGDP(mechanism.epsilon)
-        if isinstance(mechanism, ApproxDP) and mechanism.delta > 0:
+        if mechanism.eps_delta is not None and mechanism.delta_part == 0 and plain:
+            return PureDPToGDP(mechanism.eps_delta[0])
+        if mechanism.delta_part > 0:
             raise ComputationError(
-                f"{spec.text}: (eps, delta)-DP with delta > 0 implies mu-GDP for no finite mu",
+                f"{spec.describe()}: (eps, delta)-DP with delta > 0 implies mu-GDP for no finite mu",
                 "it allows an event that reveals everything with probability delta",
             )
     raise ComputationError(
@@ -517,12 +494,12 @@ class GroupTradeoff:
         ]
 
 
-def group_accountant(spec: Spec, group_size: int) -> Accountant:
+def group_accountant(spec: Repeated, group_size: int) -> Accountant:
     """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, else GroupTradeoff."""
     mu = spec.exact_mu
     if mu is not None:
         return ExactGDP(gdp.group_mu(mu, group_size))
-    if spec.times != 1 or spec.sampling_rate is not None or isinstance(spec.mechanism, Renyi):
+    if spec.times != 1 or spec.sampling_rate is not None or not spec.mechanism.has_tradeoff:
         raise ComputationError("group privacy needs a single closed-form mechanism (no times, p or rdp)")
     return GroupTradeoff(spec.mechanism, group_size)
 
@@ -536,7 +513,7 @@ def describe(accountant: Accountant) -> dict[str, float]:
     return {}
 
 
-def mu_figures(specs: Sequence[Spec], method: str) -> list[Figures]:
+def mu_figures(specs: Sequence[Repeated], method: str) -> list[Figures]:
     """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu.
 
     A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
@@ -558,37 +535,12 @@ def mu_figures(specs: Sequence[Spec], method: str) -> list[Figures]:
     raise ComputationError(f"--to mu is not a {method} figure", "use --method exact, clt or all")
 
 
-def _functionals(spec: Spec) -> object:
-    """The CLT functionals (GDP paper Sec. 3.2) of one step of a spec, or ComputationError."""
-    from gdpcli.core import clt
-
-    mechanism = spec.mechanism
-    if spec.sampling_rate is not None:
-        if spec.sampling == "fixed" and mechanism.gdp_mu is not None:
-            return clt.subsampled_gaussian_functionals(spec.sampling_rate, mechanism.gdp_mu)
-        raise ComputationError(
-            f"{spec.text}: the CLT of Theorem 5 needs a symmetric trade-off function per step",
-            "Poisson subsampling is asymmetric; use --method pld (rigorous) or gdpcli sgd --method clt",
-        )
-    if mechanism.gdp_mu is not None:
-        return clt.gaussian_functionals(mechanism.gdp_mu)
-    if isinstance(mechanism, ApproxDP):
-        return clt.pure_dp_functionals(mechanism.epsilon)
-    if isinstance(mechanism, Renyi):
-        raise ComputationError(f"{spec.text}: an RDP guarantee has no trade-off function", "use --method rdp")
-    return clt.laplace_functionals(mechanism.epsilon)
-
-
-def _uniform_delta(specs: Sequence[Spec]) -> float:
+def _uniform_delta(specs: Sequence[Repeated]) -> float:
     """The delta part of the composition: 1 - prod (1 - delta_i)^{times_i} (GDP paper eq. 10-11), summed in
     log space (log1p, fsum, expm1) so that a million tiny deltas keep their digits."""
     import math
 
-    logs = [
-        spec.times * math.log1p(-spec.mechanism.delta)
-        for spec in specs
-        if isinstance(spec.mechanism, ApproxDP) and spec.sampling_rate is None
-    ]
+    logs = [spec.times * math.log1p(-spec.step.delta_part) for spec in specs]
     return -math.expm1(math.fsum(logs))
 
 
@@ -636,10 +588,10 @@ class ApproximateGDP:
 class CentralLimit(ApproximateGDP):
     """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation."""
 
-    def __init__(self, specs: Sequence[Spec]) -> None:
+    def __init__(self, specs: Sequence[Repeated]) -> None:
         from gdpcli.core import clt
 
-        self.theorem5 = clt.berry_esseen([_functionals(s) for s in specs], [s.times for s in specs])
+        self.theorem5 = clt.berry_esseen([s.step.clt_functionals() for s in specs], [s.times for s in specs])
         super().__init__(self.theorem5.mu, _uniform_delta(specs))
 
 
@@ -677,27 +629,6 @@ class BerryEsseenBand(CentralLimit):
         raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
 
 
-def _rdp_curve(spec: Spec) -> object:
-    """One step of a spec as an RDP curve order -> eps_R (vectorized), or ComputationError."""
-    from gdpcli.core import rdp
-
-    mechanism = spec.mechanism
-    if spec.sampling_rate is not None:
-        if spec.sampling == "poisson" and mechanism.gdp_mu is not None:
-            return lambda order: rdp.subsampled_gaussian(order, spec.sampling_rate, 1.0 / mechanism.gdp_mu)
-        raise ComputationError(
-            f"{spec.text}: RDP is implemented for the Poisson-subsampled Gaussian only",
-            "use --method pld (rigorous) for other subsampled mechanisms",
-        )
-    if mechanism.gdp_mu is not None:
-        return lambda order: gdp.rdp(order, mechanism.gdp_mu)
-    if isinstance(mechanism, Laplace):
-        return lambda order: rdp.laplace(order, mechanism.epsilon)
-    if isinstance(mechanism, ApproxDP) and mechanism.delta == 0:
-        return lambda order: rdp.randomized_response(order, mechanism.epsilon)
-    raise ComputationError(f"{spec.text}: an (eps, delta>0) guarantee has no RDP curve", "use --method pld")
-
-
 class RenyiAccountant:
     """RDP accounting: per-step RDP curves add up under composition (Mironov 2017), then a conversion to
     (eps, delta) optimised over the order alpha (Asoodeh et al.: classic eq. 3-4 (for the Gaussian this is
@@ -710,18 +641,18 @@ class RenyiAccountant:
 
     method = "rdp"
 
-    def __init__(self, specs: Sequence[Spec], conversions: Sequence[str]) -> None:
-        points = [s for s in specs if isinstance(s.mechanism, Renyi)]
-        self.curves = [(_rdp_curve(s), s.times) for s in specs if not isinstance(s.mechanism, Renyi)]
+    def __init__(self, specs: Sequence[Repeated], conversions: Sequence[str]) -> None:
+        points = [s for s in specs if s.step.rdp_points is not None]
+        self.curves = [(s.step.rdp_curve(), s.times) for s in specs if s.step.rdp_points is None]
         self.points = points
         self.conversions = list(conversions)
         self.orders = self._common_orders(points) if points else None
 
     @staticmethod
-    def _common_orders(points: Sequence[Spec]) -> np.ndarray:
-        common = set(points[0].mechanism.orders)
+    def _common_orders(points: Sequence[Repeated]) -> np.ndarray:
+        common = set(points[0].step.rdp_points[0])
         for spec in points[1:]:
-            common &= set(spec.mechanism.orders)
+            common &= set(spec.step.rdp_points[0])
         if not common:
             raise ComputationError("the rdp: specs share no order alpha", "give them a common order")
         return np.array(sorted(common))
@@ -733,7 +664,7 @@ class RenyiAccountant:
         for curve, times in self.curves:
             total = total + times * np.asarray(curve(order), dtype=float)
         for spec in self.points:
-            lookup = dict(zip(spec.mechanism.orders, spec.mechanism.epsilons, strict=True))
+            lookup = dict(zip(*spec.step.rdp_points, strict=True))
             total = total + spec.times * np.array([lookup[a] for a in np.atleast_1d(order)]).reshape(
                 order.shape
             )
@@ -785,15 +716,13 @@ class RenyiAccountant:
         raise ComputationError("an RDP curve gives no trade-off function here", "use --method pld or exact")
 
 
-def _scaled(specs: Sequence[Spec], repetitions: int) -> list[Spec]:
+def _scaled(specs: Sequence[Repeated], repetitions: int) -> list[Repeated]:
     """The list run `repetitions` times: every spec's times multiplied."""
-    from dataclasses import replace
-
-    return [replace(spec, times=spec.times * repetitions) for spec in specs]
+    return [spec.with_times(spec.times * repetitions) for spec in specs]
 
 
 def step_budgets(
-    specs: Sequence[Spec],
+    specs: Sequence[Repeated],
     method: str,
     delta: float,
     target: float,

@@ -33,8 +33,8 @@ import numpy as np
 from gdpcli.accounting import Figures
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
-from gdpcli.mechanisms import Gaussian, Spec
 
 SAMPLING = ("poisson", "fixed")
 METHODS = ("exact", "clt", "berry-esseen", "rdp", "all")
@@ -87,19 +87,12 @@ class Run:
         """The same run with another number of steps."""
         return dataclasses.replace(self, steps=steps)
 
-    def spec(self) -> Spec:
-        """The run as a mechanism spec: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
+    def spec(self) -> Repeated:
+        """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
         gaussian = Gaussian(self.noise_multiplier, self.step_sensitivity)
         if self.sampling_rate == 1.0:
-            return Spec(gaussian, self.steps, None, None, self.text)
-        return Spec(gaussian, self.steps, self.sampling_rate, self.sampling, self.text)
-
-    @property
-    def text(self) -> str:
-        return (
-            f"gaussian:sigma={self.noise_multiplier!r},sens={self.step_sensitivity!r},"
-            f"p={self.sampling_rate!r},sampling={self.sampling}x{self.steps}"
-        )
+            return Repeated(gaussian, self.steps)
+        return Repeated(Sampled(gaussian, self.sampling_rate, Sampling(self.sampling)), self.steps)
 
 
 def _exact_ratio(value: float) -> Fraction:

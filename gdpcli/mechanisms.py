@@ -1,4 +1,4 @@
-"""The spec language: one shell word `KIND:key=value,...[xN]` -> an immutable mechanism (DESIGN.md).
+"""The spec language: one shell word `KIND:key=value,...[xN]` -> an immutable event (gdpcli.events).
 
 | spec                          | meaning                                                  |
 |-------------------------------|----------------------------------------------------------|
@@ -9,20 +9,16 @@
 | rdp:alpha=8,eps=0.5[,alpha=..,eps=..] | Renyi DP at one or more orders                   |
 
 Common keys: times=N (or the suffix xN), p=RATE with sampling=poisson|fixed.
-Parsing never imports numpy; the numerical representations are computed on demand.
+Parsing never imports numpy; the events compute their numerical representations on demand.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from gdpcli.errors import InputError
-
-if TYPE_CHECKING:
-    from gdpcli.core.gdp import ArrayLike
+from gdpcli.events import GDP, ApproxDP, Gaussian, Laplace, Mechanism, Renyi, Repeated, Sampled, Sampling
 
 KIND_KEYS: dict[str, tuple[str, ...]] = {
     "gdp": ("mu",),
@@ -32,133 +28,12 @@ KIND_KEYS: dict[str, tuple[str, ...]] = {
     "rdp": ("alpha", "eps"),
 }
 COMMON_KEYS = ("times", "p", "sampling")
-SAMPLING_SCHEMES = ("poisson", "fixed")
+SAMPLING_SCHEMES = tuple(scheme.value for scheme in Sampling)
 SPEC_HELP = (
     "KIND:key=value,... with KIND one of gdp (mu), gaussian (sigma[,sens]), laplace (b[,sens] | eps), "
     "dp (eps[,delta]), rdp (alpha,eps[,alpha,eps...]); common keys times=N (or suffix xN), p=RATE, "
     "sampling=poisson|fixed"
 )
-
-
-class _Symmetric:
-    """A mechanism with a closed-form symmetric trade-off function and privacy profile."""
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        """beta = f(alpha), the mechanism's trade-off function."""
-        raise NotImplementedError
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) for all real eps (GDP paper Prop. 6)."""
-        raise NotImplementedError
-
-
-class _GaussianLike(_Symmetric):
-    gdp_mu: float
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        from gdpcli.core import gdp
-
-        return gdp.tradeoff(alpha, self.gdp_mu)
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        from gdpcli.core import gdp
-
-        return gdp.delta(epsilon, self.gdp_mu)
-
-
-@dataclass(frozen=True)
-class GDP(_GaussianLike):
-    """A mu-GDP guarantee (GDP paper Def. 2)."""
-
-    mu: float
-
-    @property
-    def gdp_mu(self) -> float:
-        return self.mu
-
-
-@dataclass(frozen=True)
-class Gaussian(_GaussianLike):
-    """The Gaussian mechanism with noise sigma and sensitivity sens: exactly (sens/sigma)-GDP (Thm 1)."""
-
-    sigma: float
-    sens: float = 1.0
-
-    @property
-    def gdp_mu(self) -> float:
-        return self.sens / self.sigma
-
-
-@dataclass(frozen=True)
-class Laplace(_Symmetric):
-    """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
-
-    epsilon: float
-    gdp_mu = None
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        from gdpcli.core.tradeoff import laplace_tradeoff
-
-        return laplace_tradeoff(alpha, self.epsilon)
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        from gdpcli.core.tradeoff import laplace_profile
-
-        return laplace_profile(epsilon, self.epsilon)
-
-
-@dataclass(frozen=True)
-class ApproxDP(_Symmetric):
-    """An (eps, delta)-DP guarantee, i.e. f_{eps,delta}-DP (GDP paper eq. 4); delta = 0 is pure DP."""
-
-    epsilon: float
-    delta: float = 0.0
-    gdp_mu = None
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        from gdpcli.core.tradeoff import eps_delta_tradeoff
-
-        return eps_delta_tradeoff(alpha, self.epsilon, self.delta)
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        from gdpcli.core.tradeoff import eps_delta_profile
-
-        return eps_delta_profile(epsilon, self.epsilon, self.delta)
-
-
-@dataclass(frozen=True)
-class Renyi:
-    """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017). No single trade-off function."""
-
-    orders: tuple[float, ...]
-    epsilons: tuple[float, ...]
-    gdp_mu = None
-
-
-Mechanism = GDP | Gaussian | Laplace | ApproxDP | Renyi
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A mechanism, composed `times` times, optionally subsampled at `sampling_rate` by `sampling`."""
-
-    mechanism: Mechanism
-    times: int = 1
-    sampling_rate: float | None = None
-    sampling: str | None = None
-    text: str = ""
-
-    @property
-    def kind(self) -> str:
-        return self.text.partition(":")[0].strip().lower()
-
-    @property
-    def exact_mu(self) -> float | None:
-        """mu when the spec is exactly GDP (no subsampling): sqrt(times) mu (GDP paper Cor. 2)."""
-        base = self.mechanism.gdp_mu
-        if base is None or self.sampling_rate is not None:
-            return None
-        return base * math.sqrt(self.times)
 
 
 _TIMES_SUFFIX = re.compile(r"^(?P<body>.*\S)x(?P<times>\d+)$")
@@ -259,8 +134,8 @@ def _times(spec: str, suffix: str | None, text: str | None) -> int:
     return times
 
 
-def parse_spec(text: str) -> Spec:
-    """Parse one spec word; InputError (exit 2) naming the offending part otherwise."""
+def parse_spec(text: str) -> Repeated:
+    """Parse one spec word into an event; InputError (exit 2) naming the offending part otherwise."""
     spec = text.strip()
     kind, colon, body = spec.partition(":")
     kind = kind.strip().lower()
@@ -288,6 +163,6 @@ def parse_spec(text: str) -> Spec:
             raise InputError(f"spec {spec!r}: unknown sampling {sampling!r}", "allowed: poisson, fixed")
         if sampling_rate is None:
             raise InputError(f"spec {spec!r}: sampling= needs a rate p=...")
-    elif sampling_rate is not None:
-        sampling = "poisson"
-    return Spec(mechanism, times, sampling_rate, sampling, spec)
+    if sampling_rate is None:
+        return Repeated(mechanism, times)
+    return Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling or "poisson")), times)

@@ -28,8 +28,9 @@ import numpy as np
 from gdpcli import accounting
 from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
-from gdpcli.errors import ComputationError, InputError
-from gdpcli.mechanisms import GDP, ApproxDP, Gaussian, Renyi, Spec, parse_spec
+from gdpcli.errors import InputError
+from gdpcli.events import Repeated
+from gdpcli.mechanisms import parse_spec
 
 BUILTINS: dict[str, tuple[str, ...]] = {"family": ("a", "b", "sigma"), "icea": ("m", "n")}
 BUILTIN_HELP = "built-ins: family:A=2,B=1,sigma=2 (delta = B exp(-(sigma eps / A)^2)), icea:m=20,n=4"
@@ -140,47 +141,34 @@ def builtin(text: str, refine: bool = False) -> Profiles:
     return Profiles(text, profile, profile, "refined" if refine else "builtin")
 
 
-def from_spec(spec: Spec) -> Profiles:
+def from_spec(spec: Repeated) -> Profiles:
     """Exact profiles where accounting has a closed form (gdpcli.accounting.exact_accountant), else the
     PLD engine's rigorous upper and lower profiles."""
-    mechanism = spec.mechanism
-    if isinstance(mechanism, Renyi):
-        raise ComputationError(
-            f"{spec.text}: an RDP guarantee has no privacy profile",
-            "convert it to (eps, delta) first (gdpcli convert --epsilon RANGE -f csv) and pipe the CSV in",
-        )
+    if not spec.mechanism.has_tradeoff:
+        spec.mechanism.gdpt_profile()  # raises, with a hint
     exact = accounting.exact_accountant([spec])
-    if isinstance(exact, accounting.ExactGDP):
+    if exact is not None and exact.method == accounting.ExactGDP.method:
         return _exact(spec, gdpt.gdp_profile(exact.mu_total), "closed-form")
-    if isinstance(exact, accounting.ExactSingle):
-        if isinstance(mechanism, ApproxDP):
-            return _exact(spec, gdpt.dp_profile(mechanism.epsilon, mechanism.delta), "closed-form")
-        return _exact(spec, gdpt.laplace_profile(1.0 / mechanism.epsilon), "closed-form")
-    if isinstance(exact, accounting.Binomial):
-        return _exact(spec, _binomial_profile(spec.text, exact.pld), "binomial")
+    if exact is not None and exact.method == accounting.ExactSingle.method:
+        return _exact(spec, spec.mechanism.gdpt_profile(), "closed-form")
+    if exact is not None and exact.method == accounting.Binomial.method:
+        return _exact(spec, _binomial_profile(spec.describe(), exact.pld), "binomial")
     components = [(accounting.dominating_pair(spec), spec.times)]
     return _pld_profiles(spec, components, pld.initial_interval(components, PLD_ACCURACY))
 
 
-def _exact(spec: Spec, profile: PrivacyProfile, source: str) -> Profiles:
-    return Profiles(spec.text, profile, profile, source, **_beyond_the_head(spec))
+def _exact(spec: Repeated, profile: PrivacyProfile, source: str) -> Profiles:
+    return Profiles(spec.describe(), profile, profile, source, **_beyond_the_head(spec))
 
 
-def _pure_epsilon(spec: Spec) -> float | None:
-    """The pure-DP epsilon of the whole spec when every step is pure DP (Laplace, dp with delta = 0):
-    times eps', eps' = log(1 + p (e^eps - 1)) when subsampled at rate p (GDP paper Lemma 2; the same
-    amplification holds for Poisson sampling with add/remove neighbours), raised by 1e-12 relative to
-    cover its rounding. None otherwise."""
-    mechanism = spec.mechanism
-    if isinstance(mechanism, (GDP, Gaussian)) or (isinstance(mechanism, ApproxDP) and mechanism.delta > 0):
-        return None
-    step = mechanism.epsilon
-    if spec.sampling_rate is not None:
-        step = math.log1p(spec.sampling_rate * math.expm1(step))
-    return spec.times * step * (1.0 + 1e-12)
+def _pure_epsilon(spec: Repeated) -> float | None:
+    """The pure-DP epsilon of the whole event when every step is pure DP (events.Repeated.pure_epsilon),
+    raised by 1e-12 relative to cover its rounding. None otherwise."""
+    pure = spec.pure_epsilon
+    return None if pure is None else pure * (1.0 + 1e-12)
 
 
-def _beyond_the_head(spec: Spec) -> dict[str, float | None]:
+def _beyond_the_head(spec: Repeated) -> dict[str, float | None]:
     """What is known about G beyond any head, for gdpt.mechanism_interval:
 
     - sup_bound, a bound on G at every eps: GDP / Gaussian composed times-fold is exactly sqrt(times)
@@ -208,23 +196,7 @@ def _binomial_profile(name: str, discrete: pld.DiscretePLD) -> PrivacyProfile:
     return PrivacyProfile(name, lambda eps: _log(np.asarray(discrete.delta(eps))), tail_limit=tail)
 
 
-def _structural_tail(spec: Spec) -> tuple[float, str]:
-    """The tail limit (Thm 4.4) of a composed / subsampled spec, and how it is known.
-
-    - Laplace or pure DP: every step is pure DP, so delta vanishes beyond a finite eps: 0 (closed form);
-    - (eps, delta)-DP with delta > 0: the delta part (scaled by p when subsampled) stays: inf;
-    - GDP / Gaussian subsampled: subsampling never hurts (C_p(f) >= f, GDP paper Sec. 4), so G <=
-      sqrt(times) mu everywhere: the tail limit is at most that (an upper bound).
-    """
-    mechanism = spec.mechanism
-    if isinstance(mechanism, ApproxDP) and mechanism.delta > 0:
-        return math.inf, "closed_form"
-    if isinstance(mechanism, (GDP, Gaussian)):
-        return mechanism.gdp_mu * math.sqrt(spec.times), "upper_bound"
-    return 0.0, "closed_form"
-
-
-def _pld_profiles(spec: Spec, components: pld.Components, interval: float) -> Profiles:
+def _pld_profiles(spec: Repeated, components: pld.Components, interval: float) -> Profiles:
     """The PLD engine's composed pessimistic / optimistic profiles, widened by the FFT round-off estimate
     (both rigorous), max over the add/remove directions. The default head ends where the upper profile
     falls to max(1e-9, 1e3 x its floor) (mass at infinity from truncation plus round-off): beyond that
@@ -240,21 +212,21 @@ def _pld_profiles(spec: Spec, components: pld.Components, interval: float) -> Pr
         values = np.max([np.asarray(p.delta(eps)) for p in composed.lower], axis=0) - round_off
         return _log(np.maximum(values, 0.0))
 
-    tail_limit, tail_method = _structural_tail(spec)
+    tail_limit, tail_method = spec.tail_limit()
     floor = max(p.infinity_mass for p in composed.upper) + round_off
     level = max(_PLD_EPS_HEAD_LEVEL, 1e3 * floor)
     eps_head = min(max(float(p.epsilon(level)) for p in composed.upper), DEFAULT_EPS_HEAD)
     if not eps_head > 0.0:
         eps_head = max(float(max(p.losses[-1] for p in composed.upper)), interval)
     return Profiles(
-        spec.text,
-        PrivacyProfile(f"upper {spec.text}", upper, tail_limit),
-        PrivacyProfile(f"lower {spec.text}", lower, tail_limit),
+        spec.describe(),
+        PrivacyProfile(f"upper {spec.describe()}", upper, tail_limit),
+        PrivacyProfile(f"lower {spec.describe()}", lower, tail_limit),
         "pld",
         eps_head,
         tail_method,
         (
-            f"pld: no closed form for {spec.text}: mu_upper from the engine's rigorous upper profile, "
+            f"pld: no closed form for {spec.describe()}: mu_upper from the engine's rigorous upper profile, "
             f"mu_lower from its rigorous lower profile (grid interval {interval:.3g})",
         ),
         lambda: _pld_profiles(spec, components, interval / 2),

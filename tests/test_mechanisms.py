@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gdpcli.errors import InputError
-from gdpcli.mechanisms import GDP, ApproxDP, Gaussian, Laplace, Renyi, parse_spec
+from gdpcli.events import GDP, ApproxDP, Gaussian, Laplace, Renyi
+from gdpcli.mechanisms import parse_spec
 
 
 @pytest.mark.parametrize(
@@ -36,6 +37,29 @@ def test_exact_mu() -> None:
     assert parse_spec("gaussian:sigma=2,sens=1").exact_mu == 0.5
     assert parse_spec("gaussian:sigma=2,p=0.1").exact_mu is None
     assert parse_spec("laplace:b=1").exact_mu is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "gdp:mu=0.5",
+        "gaussian:sigma=2,sens=3,p=0.01x7",
+        "gaussian:sigma=1.1,p=0.004,sampling=fixedx10",
+        "laplace:b=2,sens=3",
+        "dp:eps=0.31622776601683794,delta=1e-06x10",
+        "rdp:alpha=8,eps=1,alpha=2,eps=0.5",
+    ],
+)
+def test_describe_is_the_spec_language(text: str) -> None:
+    """An event describes itself as a spec that parses back to the same event (the spec's own text is
+    not kept)."""
+    event = parse_spec(text)
+    assert parse_spec(event.describe()) == event
+
+
+def test_sampled_events_carry_their_neighbouring_relation() -> None:
+    assert str(parse_spec("gdp:mu=1,p=0.1").step.neighbouring) == "add/remove"
+    assert str(parse_spec("gdp:mu=1,p=0.1,sampling=fixed").step.neighbouring) == "replace-one"
 
 
 def test_specs_are_immutable() -> None:

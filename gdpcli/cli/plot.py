@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from gdpcli.accounting import Accountant
     from gdpcli.core.gdpt import GdptResult
-    from gdpcli.mechanisms import Spec
+    from gdpcli.events import Repeated
 
 FORMATS = (".png", ".svg")
 PROFILE_POINTS = 301  # epsilon grid of the profile panel
@@ -120,7 +120,7 @@ def accountant_curves(
     return curves, skipped
 
 
-def gdp_reference(specs: Sequence[Spec]) -> list[tuple[str, Accountant]]:
+def gdp_reference(specs: Sequence[Repeated]) -> list[tuple[str, Accountant]]:
     """The G_mu reference for a list of specs, as (legend name, accountant): the exact mu when there is
     one (GDP, or GDPT Thm 5.1 for one pure-DP guarantee), else the CLT mu of GDP paper Thm 5 (an
     approximation, drawn dashed), else none."""
@@ -138,12 +138,15 @@ def gdp_reference(specs: Sequence[Spec]) -> list[tuple[str, Accountant]]:
     return []
 
 
-def subsampling_references(spec: Spec, sampling_rate: float, sampling: str) -> list[tuple[str, Accountant]]:
+def subsampling_references(
+    spec: Repeated, sampling_rate: float, sampling: str
+) -> list[tuple[str, Accountant]]:
     """References for `subsample`: the G_mu reference of the subsampled spec (`gdp_reference`) and the
     spec without subsampling when it has a closed form (what subsampling buys)."""
     from gdpcli.accounting import exact_accountant
+    from gdpcli.events import Repeated, Sampled, Sampling
 
-    subsampled = replace(spec, sampling_rate=sampling_rate, sampling=sampling)
+    subsampled = Repeated(Sampled(spec.mechanism, sampling_rate, Sampling(sampling)), spec.times)
     references = gdp_reference([subsampled])
     plain = exact_accountant([spec])
     if plain is not None:

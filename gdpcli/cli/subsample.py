@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from gdpcli.accounting import Accountant, Figures
-    from gdpcli.mechanisms import ApproxDP, Mechanism, Spec
+    from gdpcli.events import Mechanism, Repeated
 
 EPILOG = """\b
 Examples:
@@ -106,17 +106,12 @@ class SubsampledStep:
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.accounting import Figures
-        from gdpcli.core import subsample
-        from gdpcli.mechanisms import ApproxDP
 
         mechanism, p = self.mechanism, self.sampling_rate
-        if mechanism.gdp_mu is not None:
-            values = subsample.subsampled_gdp_tradeoff(alphas, mechanism.gdp_mu, p)
-        elif isinstance(mechanism, ApproxDP):
-            values = subsample.subsampled_eps_delta_tradeoff(alphas, mechanism.epsilon, mechanism.delta, p)
-        elif p == 1.0:
+        values = mechanism.subsampled_tradeoff(alphas, p)
+        if values is None and p == 1.0:
             values = mechanism.tradeoff(alphas)  # C_1(f) = f for symmetric f
-        else:
+        elif values is None:
             return self._laplace_bracket(alphas)
         return [Figures(_array(values), EXACT, self.method)]
 
@@ -161,15 +156,12 @@ class ClassicalAmplification:
 
     method = "lemma2"
 
-    def __init__(self, mechanism: ApproxDP, sampling_rate: float) -> None:
-
+    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
         from gdpcli.accounting import ExactSingle
         from gdpcli.core.subsample import subsampled_eps_delta
-        from gdpcli.mechanisms import ApproxDP
+        from gdpcli.events import ApproxDP
 
-        self.epsilon_prime, self.delta_prime = subsampled_eps_delta(
-            mechanism.epsilon, mechanism.delta, sampling_rate
-        )
+        self.epsilon_prime, self.delta_prime = subsampled_eps_delta(*mechanism.eps_delta, sampling_rate)
         self.closed_form = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
@@ -192,7 +184,7 @@ class PrintedCorollary3:
 
     method = "cor3"
 
-    def __init__(self, mechanism: ApproxDP, sampling_rate: float) -> None:
+    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
         self.mechanism = mechanism
         self.sampling_rate = sampling_rate
 
@@ -205,8 +197,7 @@ class PrintedCorollary3:
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.accounting import Figures
 
-        m = self.mechanism
-        values = corollary_3_as_printed(alphas, m.epsilon, m.delta, self.sampling_rate)
+        values = corollary_3_as_printed(alphas, *self.mechanism.eps_delta, self.sampling_rate)
         return [Figures(_array(values), LOWER, self.method)]
 
 
@@ -217,23 +208,21 @@ def _array(values: Any) -> np.ndarray:
 
 
 def _accountants(
-    spec: Spec, sampling_rate: float, sampling: str, accuracy: float
+    spec: Repeated, sampling_rate: float, sampling: str, accuracy: float
 ) -> tuple[list[Accountant], list[str]]:
     """Who answers, and the notes for the table: C_p for one step, the PLD accountant for several."""
-    from dataclasses import replace
-
     from gdpcli.accounting import NumericalPLD
     from gdpcli.errors import ComputationError
-    from gdpcli.mechanisms import ApproxDP, Renyi
+    from gdpcli.events import Repeated, Sampled, Sampling
 
     mechanism = spec.mechanism
-    if isinstance(mechanism, Renyi):
+    if not mechanism.has_tradeoff:
         raise ComputationError(
-            f"{spec.text}: an RDP guarantee has no trade-off function to subsample",
+            f"{spec.describe()}: an RDP guarantee has no trade-off function to subsample",
             "give the mechanism itself, e.g. gaussian:sigma=2",
         )
     if spec.times > 1:
-        subsampled = replace(spec, sampling_rate=sampling_rate, sampling=sampling)
+        subsampled = Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling)), spec.times)
         note = (
             f"{spec.times} steps composed after subsampling: rigorous PLD bounds; Poisson composes f_p and "
             "f_p^-1 direction by direction, fixed-size composes C_p(f) (GDP paper Thm 10)"
@@ -241,7 +230,7 @@ def _accountants(
         return [NumericalPLD([subsampled], accuracy)], [note]
     notes = ["one step: Poisson (add/remove) and fixed-size (replace-one) sampling both give C_p(f)"]
     accountants: list[Accountant] = [SubsampledStep(mechanism, sampling_rate)]
-    if isinstance(mechanism, ApproxDP):
+    if mechanism.eps_delta is not None:
         accountants += [
             PrintedCorollary3(mechanism, sampling_rate),
             ClassicalAmplification(mechanism, sampling_rate),

@@ -1,0 +1,461 @@
+"""Privacy events: immutable descriptions of what touches the data, each knowing its own mathematics.
+
+A mechanism (GDP, Gaussian, Laplace, (eps, delta)-DP, an RDP curve) is one step; `Sampled` runs a
+mechanism on a random sample (a scheme, a rate and the neighbouring relation it implies); `Repeated` runs a
+step `times` times (what the spec suffix xN means). The accountants (gdpcli.accounting) ask an event for
+its representations (trade-off function, privacy profile, dominating pair for the PLD engine, CLT
+functionals, RDP curve, ...) and never look at its type: a representation an event does not have raises
+ComputationError with a hint. Adding a mechanism means adding one class here (and its spec keys in
+gdpcli.mechanisms). Representations import the numerics lazily, so building events imports no numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from gdpcli.errors import ComputationError
+
+if TYPE_CHECKING:
+    from gdpcli.core.arrays import ArrayLike
+    from gdpcli.core.clt import Functionals
+    from gdpcli.core.gdpt import PrivacyProfile
+    from gdpcli.core.pld import DominatingPair
+
+RdpCurve = Callable[["ArrayLike"], "ArrayLike"]
+
+
+class Sampling(str, Enum):
+    """How a sample is drawn: each record independently with probability p, or a fixed-size batch."""
+
+    POISSON = "poisson"
+    FIXED = "fixed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The neighbouring relation the scheme is accounted under (GDP paper Sec. 4, Thm 9 / 10)."""
+        return Neighbouring.ADD_REMOVE if self is Sampling.POISSON else Neighbouring.REPLACE_ONE
+
+
+class Neighbouring(str, Enum):
+    """Which datasets are neighbours: one record added or removed, or one record replaced."""
+
+    ADD_REMOVE = "add/remove"
+    REPLACE_ONE = "replace-one"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _number(value: float) -> str:
+    """A float as the spec language writes it: shortest round-trip form, integers without '.0'."""
+    return repr(int(value)) if float(value).is_integer() and abs(value) < 1e16 else repr(float(value))
+
+
+class Mechanism:
+    """One step with a closed-form trade-off function (the default representations use it)."""
+
+    gdp_mu: float | None = None
+    """mu when the mechanism is exactly mu-GDP (GDP paper Def. 2), else None."""
+    pure_epsilon: float | None = None
+    """eps when the mechanism is pure eps-DP (its profile vanishes beyond eps), else None."""
+    eps_delta: tuple[float, float] | None = None
+    """(eps, delta) when the mechanism is the (eps, delta)-DP guarantee f_{eps,delta} itself, else None."""
+    delta_part: float = 0.0
+    """delta0 when the mechanism factors as (the rest) (x) f_{0,delta0} (GDP paper eq. 10-11), else 0."""
+    has_tradeoff = True
+    rdp_points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    """(orders, epsilons) of an RDP guarantee given at listed orders only, else None."""
+    sampling_rate: float | None = None  # a mechanism is a step on the whole data
+    scheme: Sampling | None = None
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The mechanism behind a step: itself (a Sampled step names its own)."""
+        return self
+
+    def describe(self) -> str:
+        """The mechanism in the spec language."""
+        raise NotImplementedError
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        """beta = f(alpha), the mechanism's trade-off function."""
+        raise NotImplementedError
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) for all real eps (GDP paper Prop. 6)."""
+        raise NotImplementedError
+
+    def dominating_pair(self) -> DominatingPair:
+        """The symmetric mechanism as a dominating pair for the PLD engine."""
+        from gdpcli.core.pld import DominatingPair
+
+        return DominatingPair(self.profile)
+
+    def clt_functionals(self) -> Functionals:
+        """kl, kappa2, kappa3 of the trade-off function (GDP paper Sec. 3.2), for the CLT and Thm 5."""
+        raise NotImplementedError
+
+    def rdp_curve(self) -> RdpCurve:
+        """order -> Renyi divergence of one step (vectorized), for RDP accounting."""
+        raise ComputationError(f"{self.describe()}: no RDP curve", "use --method pld")
+
+    def without_delta_part(self) -> Mechanism | None:
+        """The mechanism with its delta part taken out (None when nothing is left)."""
+        return self
+
+    def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike | None:
+        """C_p(f)(alpha) in closed form (GDP paper Def. 6), or None where none is implemented."""
+        return None
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        """The closed-form profile in the GDPT engine's log form, with its tail limit (GDPT Thm 4.4)."""
+        raise NotImplementedError
+
+
+class _GaussianLike(Mechanism):
+    """Exactly mu-GDP: G_mu and its profile (GDP paper Cor. 1), functionals and RDP in closed form."""
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core import gdp
+
+        return gdp.tradeoff(alpha, self.gdp_mu)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core import gdp
+
+        return gdp.delta(epsilon, self.gdp_mu)
+
+    def clt_functionals(self) -> Functionals:
+        from gdpcli.core import clt
+
+        return clt.gaussian_functionals(self.gdp_mu)
+
+    def rdp_curve(self) -> RdpCurve:
+        from gdpcli.core import gdp
+
+        mu = self.gdp_mu
+        return lambda order: gdp.rdp(order, mu)
+
+    def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike:
+        from gdpcli.core import subsample
+
+        return subsample.subsampled_gdp_tradeoff(alpha, self.gdp_mu, sampling_rate)
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        from gdpcli.core import gdpt
+
+        return gdpt.gdp_profile(self.gdp_mu)
+
+
+@dataclass(frozen=True)
+class GDP(_GaussianLike):
+    """A mu-GDP guarantee (GDP paper Def. 2)."""
+
+    mu: float
+
+    @property
+    def gdp_mu(self) -> float:  # type: ignore[override]
+        return self.mu
+
+    def describe(self) -> str:
+        return f"gdp:mu={_number(self.mu)}"
+
+
+@dataclass(frozen=True)
+class Gaussian(_GaussianLike):
+    """The Gaussian mechanism with noise sigma and sensitivity sens: exactly (sens/sigma)-GDP (Thm 1)."""
+
+    sigma: float
+    sens: float = 1.0
+
+    @property
+    def gdp_mu(self) -> float:  # type: ignore[override]
+        return self.sens / self.sigma
+
+    def describe(self) -> str:
+        return f"gaussian:sigma={_number(self.sigma)},sens={_number(self.sens)}"
+
+
+@dataclass(frozen=True)
+class Laplace(Mechanism):
+    """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
+
+    epsilon: float
+
+    @property
+    def pure_epsilon(self) -> float:  # type: ignore[override]
+        return self.epsilon
+
+    def describe(self) -> str:
+        return f"laplace:eps={_number(self.epsilon)}"
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import laplace_tradeoff
+
+        return laplace_tradeoff(alpha, self.epsilon)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import laplace_profile
+
+        return laplace_profile(epsilon, self.epsilon)
+
+    def clt_functionals(self) -> Functionals:
+        from gdpcli.core import clt
+
+        return clt.laplace_functionals(self.epsilon)
+
+    def rdp_curve(self) -> RdpCurve:
+        from gdpcli.core import rdp
+
+        epsilon = self.epsilon
+        return lambda order: rdp.laplace(order, epsilon)
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        from gdpcli.core import gdpt
+
+        return gdpt.laplace_profile(1.0 / self.epsilon)
+
+
+@dataclass(frozen=True)
+class ApproxDP(Mechanism):
+    """An (eps, delta)-DP guarantee, i.e. f_{eps,delta}-DP (GDP paper eq. 4); delta = 0 is pure DP."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    @property
+    def pure_epsilon(self) -> float | None:  # type: ignore[override]
+        return self.epsilon if self.delta == 0.0 else None
+
+    @property
+    def eps_delta(self) -> tuple[float, float]:  # type: ignore[override]
+        return self.epsilon, self.delta
+
+    @property
+    def delta_part(self) -> float:  # type: ignore[override]
+        return self.delta
+
+    def describe(self) -> str:
+        delta = f",delta={_number(self.delta)}" if self.delta else ""
+        return f"dp:eps={_number(self.epsilon)}{delta}"
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import eps_delta_tradeoff
+
+        return eps_delta_tradeoff(alpha, self.epsilon, self.delta)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core.tradeoff import eps_delta_profile
+
+        return eps_delta_profile(epsilon, self.epsilon, self.delta)
+
+    def clt_functionals(self) -> Functionals:
+        """Of f_{eps,0}: the delta part is accounted apart (GDP paper eq. 10-12)."""
+        from gdpcli.core import clt
+
+        return clt.pure_dp_functionals(self.epsilon)
+
+    def rdp_curve(self) -> RdpCurve:
+        from gdpcli.core import rdp
+
+        if self.delta > 0.0:
+            return super().rdp_curve()
+        epsilon = self.epsilon
+        return lambda order: rdp.randomized_response(order, epsilon)
+
+    def without_delta_part(self) -> Mechanism | None:
+        return ApproxDP(self.epsilon) if self.epsilon > 0.0 else None
+
+    def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike:
+        from gdpcli.core import subsample
+
+        return subsample.subsampled_eps_delta_tradeoff(alpha, self.epsilon, self.delta, sampling_rate)
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        from gdpcli.core import gdpt
+
+        return gdpt.dp_profile(self.epsilon, self.delta)
+
+
+@dataclass(frozen=True)
+class Renyi(Mechanism):
+    """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017). No single trade-off function."""
+
+    orders: tuple[float, ...]
+    epsilons: tuple[float, ...]
+    has_tradeoff = False
+
+    @property
+    def rdp_points(self) -> tuple[tuple[float, ...], tuple[float, ...]]:  # type: ignore[override]
+        return self.orders, self.epsilons
+
+    def describe(self) -> str:
+        return "rdp:" + ",".join(
+            f"alpha={_number(a)},eps={_number(e)}" for a, e in zip(self.orders, self.epsilons, strict=True)
+        )
+
+    def _none(self, what: str, hint: str = "use --method rdp") -> ComputationError:
+        return ComputationError(f"{self.describe()}: an RDP guarantee has no {what}", hint)
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        raise self._none("trade-off function")
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        raise self._none("privacy profile")
+
+    def dominating_pair(self) -> DominatingPair:
+        raise self._none("privacy profile")
+
+    def clt_functionals(self) -> Functionals:
+        raise self._none("trade-off function")
+
+    def rdp_curve(self) -> RdpCurve:
+        raise self._none("curve beyond its listed orders")
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        raise self._none(
+            "privacy profile",
+            "convert it to (eps, delta) first (gdpcli convert --epsilon RANGE -f csv) and pipe the CSV in",
+        )
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """A mechanism run on a random sample at `sampling_rate` by `scheme` (GDP paper Sec. 4)."""
+
+    mechanism: Mechanism
+    sampling_rate: float
+    scheme: Sampling = Sampling.POISSON
+
+    gdp_mu = None  # subsampled Gaussians are not exactly GDP
+    eps_delta = None
+    delta_part = 0.0  # a sampled step stays whole
+
+    @property
+    def has_tradeoff(self) -> bool:
+        return self.mechanism.has_tradeoff
+
+    @property
+    def rdp_points(self) -> None:
+        return None
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return self.scheme.neighbouring
+
+    @property
+    def pure_epsilon(self) -> float | None:
+        """eps' = log(1 + p (e^eps - 1)) for a pure eps-DP step (GDP paper Lemma 2; the same amplification
+        holds for Poisson sampling with add/remove neighbours), None otherwise."""
+        base = self.mechanism.pure_epsilon
+        return None if base is None else math.log1p(self.sampling_rate * math.expm1(base))
+
+    def describe(self) -> str:
+        return f"{self.mechanism.describe()},p={_number(self.sampling_rate)},sampling={self.scheme.value}"
+
+    def dominating_pair(self) -> DominatingPair:
+        """Poisson: the remove and add directions differ (profiles of f_p and f_p^-1, GDP paper Sec. 4);
+        fixed-size: the symmetric C_p(f) (Thm 10)."""
+        from gdpcli.core import subsample
+        from gdpcli.core.pld import DominatingPair
+
+        if not self.mechanism.has_tradeoff:
+            return self.mechanism.dominating_pair()  # raises, naming the mechanism
+        profile, p = self.mechanism.profile, self.sampling_rate
+        if self.scheme is Sampling.FIXED:
+            return DominatingPair(subsample.fixed_size_profile(profile, p))
+        return DominatingPair(
+            subsample.poisson_remove_profile(profile, p), subsample.poisson_add_profile(profile, p)
+        )
+
+    def clt_functionals(self) -> Functionals:
+        """C_p(G_mu) for fixed-size batches (GDP paper Thm 10 / Lemma 4); the others have none here."""
+        from gdpcli.core import clt
+
+        mu = self.mechanism.gdp_mu
+        if self.scheme is Sampling.FIXED and mu is not None:
+            return clt.subsampled_gaussian_functionals(self.sampling_rate, mu)
+        raise ComputationError(
+            f"{self.describe()}: the CLT of Theorem 5 needs a symmetric trade-off function per step",
+            "Poisson subsampling is asymmetric; use --method pld (rigorous) or gdpcli sgd --method clt",
+        )
+
+    def rdp_curve(self) -> RdpCurve:
+        """The Poisson-subsampled Gaussian (Mironov et al. 2019); the others have none here."""
+        from gdpcli.core import rdp
+
+        mu = self.mechanism.gdp_mu
+        if self.scheme is Sampling.POISSON and mu is not None:
+            p = self.sampling_rate
+            return lambda order: rdp.subsampled_gaussian(order, p, 1.0 / mu)
+        raise ComputationError(
+            f"{self.describe()}: RDP is implemented for the Poisson-subsampled Gaussian only",
+            "use --method pld (rigorous) for other subsampled mechanisms",
+        )
+
+    def without_delta_part(self) -> Sampled:
+        return self
+
+
+Step = Mechanism | Sampled
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A step run `times` times on the same data (self-composition)."""
+
+    step: Step
+    times: int = 1
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The mechanism behind the step (without its sampling)."""
+        return self.step.mechanism
+
+    @property
+    def sampling_rate(self) -> float | None:
+        return self.step.sampling_rate
+
+    @property
+    def sampling(self) -> Sampling | None:
+        return self.step.scheme
+
+    @property
+    def exact_mu(self) -> float | None:
+        """mu when the event is exactly GDP: sqrt(times) mu (GDP paper Cor. 2), else None."""
+        mu = self.step.gdp_mu
+        return None if mu is None else mu * math.sqrt(self.times)
+
+    @property
+    def pure_epsilon(self) -> float | None:
+        """times x the step's pure epsilon (basic composition of pure DP), or None."""
+        step = self.step.pure_epsilon
+        return None if step is None else self.times * step
+
+    def describe(self) -> str:
+        return self.step.describe() + (f"x{self.times}" if self.times > 1 else "")
+
+    def with_times(self, times: int) -> Repeated:
+        return Repeated(self.step, times)
+
+    def tail_limit(self) -> tuple[float, str]:
+        """The GDPT tail limit (GDPT Thm 4.4) of the event, and how it is known:
+
+        - pure DP steps: delta vanishes beyond a finite eps: 0 (closed form);
+        - an (eps, delta)-DP part with delta > 0 (scaled by p when subsampled) stays: inf;
+        - GDP / Gaussian subsampled: subsampling never hurts (C_p(f) >= f, GDP paper Sec. 4), so G <=
+          sqrt(times) mu everywhere: the tail limit is at most that (an upper bound).
+        """
+        mechanism = self.mechanism
+        if mechanism.delta_part > 0.0:
+            return math.inf, "closed_form"
+        if mechanism.gdp_mu is not None:
+            return mechanism.gdp_mu * math.sqrt(self.times), "upper_bound"
+        return 0.0, "closed_form"
