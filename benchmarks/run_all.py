@@ -38,8 +38,8 @@ from prv_accountant import PRVAccountant
 from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
 from gdpcli import accounting
+from gdpcli.accounting.dpsgd import Run
 from gdpcli.core import gdpt, pld
-from gdpcli.dpsgd import Run
 
 DELTA = 1e-5
 SAMPLING_RATE, NOISE_MULTIPLIER = 256 / 60000, 1.1

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gdpcli import accounting, dpsgd, mechanisms
+from gdpcli import accounting, mechanisms
+from gdpcli.accounting import dpsgd
+from gdpcli.accounting.gdpt_input import BUILTINS
 from gdpcli.cli import calibrate, generate, output
 from gdpcli.mechanisms import KIND_KEYS
-from gdpcli.profiles import BUILTINS
 
 ROOT = generate.ROOT
 BASH = ROOT / "completions" / "gdpcli.bash"

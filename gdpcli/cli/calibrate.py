@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from gdpcli.accounting import Figures
-    from gdpcli.dpsgd import Run
+    from gdpcli.accounting.dpsgd import Run
 
     NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -283,7 +283,7 @@ def sgd(
     fmt: options.FormatOption = None,
 ) -> None:
     """The smallest DP-SGD noise multiplier for a target (epsilon, delta) or mu, rounded to the safe side."""
-    from gdpcli import dpsgd
+    from gdpcli.accounting import dpsgd
     from gdpcli.cli import output
 
     options.check_output(fmt, None)
@@ -361,7 +361,7 @@ def _sgd_epsilon_row(
     The figure is dpsgd.certified, the number `gdpcli sgd` reports and a budget check relies on, so the
     answer round-trips; the row carries that figure's own label.
     """
-    from gdpcli import dpsgd
+    from gdpcli.accounting import dpsgd
     from gdpcli.core import calibrate, gdp
 
     found: dict[float, Figures] = {}
@@ -400,7 +400,7 @@ def _sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
     mu < m. So an exact mu-GDP guarantee needs m <= mu whatever p is, and a numerical accountant with
     truncated tails cannot certify G_mu there.
     """
-    from gdpcli import dpsgd
+    from gdpcli.accounting import dpsgd
     from gdpcli.core import calibrate
     from gdpcli.errors import ComputationError
 

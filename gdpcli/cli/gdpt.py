@@ -22,8 +22,8 @@ from gdpcli.errors import InputError
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
+    from gdpcli.accounting.gdpt_input import Profiles
     from gdpcli.core.gdpt import GdptResult
-    from gdpcli.profiles import Profiles
 
 EPILOG = """\b
 Examples:
@@ -83,7 +83,7 @@ def command(
     plot: options.PlotOption = None,
 ) -> None:
     """Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval."""
-    from gdpcli import profiles
+    from gdpcli.accounting import gdpt_input as profiles
     from gdpcli.cli import output
     from gdpcli.cli import plot as plotting
 

@@ -4,7 +4,7 @@
 per command, e.g. gdpcli-calibrate-sgd.1); `--check` only lists the files that are stale. Nothing here is
 kept by hand: the command tree, options, help texts and examples come from the Click command that Typer
 builds from gdpcli.cli.app, spec kinds from gdpcli.mechanisms.KIND_KEYS, built-ins from
-gdpcli.profiles.BUILTINS and exit codes from gdpcli.errors.
+gdpcli.accounting.gdpt_input.BUILTINS and exit codes from gdpcli.errors.
 
 Completion rules (the options are plain strings, so their help text is the one source of their values):
 - Choices: every run of two or more lowercase words joined by ` | ` in an option's help, each word
@@ -114,8 +114,8 @@ def first_key_words(table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
 
 def argument_words(help_text: str) -> tuple[str, ...]:
     """Spec kinds and built-ins for an argument whose help mentions them (module docstring)."""
+    from gdpcli.accounting.gdpt_input import BUILTINS
     from gdpcli.mechanisms import KIND_KEYS
-    from gdpcli.profiles import BUILTINS
 
     words = first_key_words(KIND_KEYS) if _MENTIONS_SPEC.search(help_text) else ()
     return words + (first_key_words(BUILTINS) if _MENTIONS_BUILTIN.search(help_text) else ())

@@ -1,4 +1,4 @@
-"""`gdpcli sgd`: the privacy of a DP-SGD run, and step budgets (the accounting lives in gdpcli.dpsgd)."""
+"""`gdpcli sgd`: the privacy of a DP-SGD run, and step budgets (accounting: gdpcli.accounting.dpsgd)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdpcli.accounting import Answer
-    from gdpcli.dpsgd import Budget, Run
+    from gdpcli.accounting.dpsgd import Budget, Run
 
 EPILOG = """\b
 Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) = 14063 steps):
@@ -56,8 +56,7 @@ def command(
     fmt: options.FormatOption = None,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
-    from gdpcli import dpsgd
-    from gdpcli.accounting import check_budget
+    from gdpcli.accounting import check_budget, dpsgd
     from gdpcli.cli import output
 
     options.check_output(fmt, plot)
@@ -137,7 +136,8 @@ def command(
 
 def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
     """--plot: the run's trade-off curve (exact, or the PLD bounds shaded) beside the CLT's G_mu."""
-    from gdpcli import accounting, dpsgd
+    from gdpcli import accounting
+    from gdpcli.accounting import dpsgd
     from gdpcli.cli import plot as plotting
 
     spec = run.spec()
@@ -163,7 +163,7 @@ def _context(run: Run) -> dict[str, Any]:
 
 def _skipped(run: Run, method: str) -> list[str]:
     """Notes on the methods that --method all leaves out for this run."""
-    from gdpcli import dpsgd
+    from gdpcli.accounting import dpsgd
 
     if method != "all":
         return []
@@ -178,8 +178,7 @@ def _answers(
     budget check. With --method all a method that fails is skipped with a note (alone it is an error)."""
     import numpy as np
 
-    from gdpcli import dpsgd
-    from gdpcli.accounting import Answer
+    from gdpcli.accounting import Answer, dpsgd
     from gdpcli.errors import ComputationError
 
     names = [method] if method != "all" else [m for m in dpsgd.METHODS[:-1] if not dpsgd.unavailable(run, m)]
@@ -199,7 +198,7 @@ def _answers(
 
 def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
     """One row: the run, delta, epsilon, (mu for the CLT), guarantee, method (and the RDP order used)."""
-    from gdpcli import dpsgd
+    from gdpcli.accounting import dpsgd
 
     figure = answer.figure
     extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
@@ -216,8 +215,7 @@ def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
 
 def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, str]]:
     """(method, conversion) pairs to search a budget with: one, or every available one for `all`."""
-    from gdpcli import dpsgd
-    from gdpcli.accounting import CONVERSIONS
+    from gdpcli.accounting import CONVERSIONS, dpsgd
 
     if method != "all":
         names = [method]

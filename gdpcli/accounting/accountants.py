@@ -1,129 +1,17 @@
-"""Between the spec language and the numerics core: which method answers a question, and with which label.
-
-An accountant answers epsilon(delta), delta(epsilon), beta(alpha) and mu for a list of specs and labels
-every figure with its `guarantee` (exact | upper_bound | lower_bound | approximation) and `method`.
-`select` implements DESIGN.md principle 2: exact where possible, rigorous otherwise, approximate only
-on request.
-"""
+"""The accountants: each answers epsilon(delta), delta(epsilon) and beta(alpha) for a list of events, every
+figure labelled with its guarantee and method (gdpcli.accounting.figures)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER, Accountant, Figures
 from gdpcli.core import gdp
-from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import BudgetExceeded, ComputationError
-from gdpcli.events import ApproxDP, Mechanism, Repeated
+from gdpcli.errors import ComputationError
+from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
-
-METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
-CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
-
-
-EXACT, UPPER, LOWER, APPROXIMATION = (
-    Guarantee.EXACT,
-    Guarantee.UPPER_BOUND,
-    Guarantee.LOWER_BOUND,
-    Guarantee.APPROXIMATION,
-)
-
-
-@dataclass(frozen=True)
-class Figures:
-    """One kind of answer (e.g. epsilon at several deltas) from one method, with its guarantee."""
-
-    values: np.ndarray
-    guarantee: Guarantee
-    method: str
-    details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
-
-
-QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}
-"""What each question asks for: epsilon at a delta, delta at an epsilon, beta at an alpha."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A labelled figure with the question it answers: figure.values[i] is the QUESTIONS[given] at
-    queries[i] (e.g. given "delta": the epsilon at each delta)."""
-
-    given: str
-    queries: np.ndarray
-    figure: Figures
-
-
-def ask(
-    accountant: Accountant,
-    *,
-    deltas: Sequence[float] | None = None,
-    epsilons: Sequence[float] | None = None,
-    alphas: Sequence[float] | None = None,
-) -> list[Answer]:
-    """Every requested question put to one accountant, as labelled answers."""
-    answers: list[Answer] = []
-    for given, queries, question in (
-        ("delta", deltas, accountant.epsilon),
-        ("epsilon", epsilons, accountant.delta),
-        ("alpha", alphas, accountant.beta),
-    ):
-        if queries:
-            values = np.asarray(queries, dtype=float)
-            answers += [Answer(given, values, figure) for figure in question(values)]
-    return answers
-
-
-def check_budget(
-    answers: Sequence[Answer], *, max_epsilon: float | None = None, max_delta: float | None = None
-) -> None:
-    """BudgetExceeded (exit 3) when the certified figure exceeds its budget.
-
-    For each queried delta (epsilon), the certified epsilon (delta) is the smallest figure that bounds it
-    from above (label exact or upper_bound, Guarantee.certifies_at_most) among the answers; lower bounds
-    and approximations never count. ComputationError when a queried point has no such figure.
-    """
-    for limit, given, name in (
-        (max_epsilon, "delta", "--max-epsilon"),
-        (max_delta, "epsilon", "--max-delta"),
-    ):
-        if limit is None:
-            continue
-        figure_name = QUESTIONS[given]
-        certified: dict[float, float] = {}
-        asked: set[float] = set()
-        for answer in (a for a in answers if a.given == given):
-            asked.update(answer.queries.tolist())
-            if not answer.figure.guarantee.certifies_at_most:
-                continue
-            for query, value in zip(
-                answer.queries.tolist(), np.ravel(answer.figure.values).tolist(), strict=True
-            ):
-                certified[query] = min(certified.get(query, np.inf), value)
-        missing = sorted(asked - set(certified))
-        if not certified or missing:
-            where = f" at {given} {missing[0]:g}" if missing else ""
-            raise ComputationError(
-                f"{name}: no rigorous upper bound on {figure_name} was computed{where}",
-                "approximations never pass a budget check, nor do lower bounds; use a rigorous method",
-            )
-        worst = max(certified.values())
-        if worst > limit:
-            raise BudgetExceeded(f"{figure_name} {worst:.6g} exceeds {name} {limit:g}")
-
-
-class Accountant(Protocol):
-    """Answers the three questions for a fixed list of specs, each answer labelled."""
-
-    method: str
-
-    def epsilon(self, deltas: np.ndarray) -> list[Figures]: ...
-
-    def delta(self, epsilons: np.ndarray) -> list[Figures]: ...
-
-    def beta(self, alphas: np.ndarray) -> list[Figures]: ...
 
 
 class ExactGDP:
@@ -211,7 +99,7 @@ class NumericalPLD:
     method = "pld"
 
     def __init__(self, specs: Sequence[Repeated], accuracy: float) -> None:
-        self.components = [(dominating_pair(spec), spec.times) for spec in specs]
+        self.components = [(spec.step.dominating_pair(), spec.times) for spec in specs]
         self.accuracy = accuracy
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
@@ -242,11 +130,6 @@ class NumericalPLD:
         ]
 
 
-def dominating_pair(spec: Repeated) -> object:
-    """One step of an event as a dominating pair of privacy profiles for the PLD engine (the step's own)."""
-    return spec.step.dominating_pair()
-
-
 class PureDPToGDP:
     """The tightest mu implied by a single pure eps-DP guarantee, -2 Phi^-1(1/(1+e^eps)) (GDPT Thm 5.1).
 
@@ -262,96 +145,6 @@ class PureDPToGDP:
         return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), EXACT, self.method)]
 
 
-def exact_gdp_mu(specs: Sequence[Repeated]) -> float | None:
-    """sqrt(sum mu_i^2) when every spec is exactly GDP, else None."""
-    mus = [spec.exact_mu for spec in specs]
-    if any(m is None for m in mus):
-        return None
-    return gdp.compose(np.asarray(mus, dtype=float))
-
-
-_BINOMIAL_MAX_TIMES = 10**6
-
-
-def exact_accountant(specs: Sequence[Repeated]) -> Accountant | None:
-    """The closed-form accountant for the list, or None when no closed form applies."""
-    mu = exact_gdp_mu(specs)
-    if mu is not None:
-        return ExactGDP(mu)
-    if any(spec.sampling_rate is not None for spec in specs):
-        return None
-    mechanisms = [spec.mechanism for spec in specs]
-    if len(specs) == 1 and specs[0].times == 1 and mechanisms[0].has_tradeoff:
-        return ExactSingle(mechanisms[0])
-    if all(m.eps_delta is not None for m in mechanisms):
-        epsilons = {m.eps_delta[0] for m in mechanisms}
-        times = sum(spec.times for spec in specs)
-        if epsilons == {0.0}:  # f_{0,delta_1} (x) ... = f_{0, 1 - prod(1 - delta_i)} (GDP paper eq. 11)
-            return ExactSingle(ApproxDP(0.0, _uniform_delta(specs)))
-        if len(epsilons) == 1 and times <= _BINOMIAL_MAX_TIMES:
-            return Binomial(epsilons.pop(), times, _uniform_delta(specs))
-    return None
-
-
-def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
-    """One accountant by method name; ComputationError when the method cannot handle the list.
-
-    exact, pld and rdp account the delta parts of unsampled (eps, delta)-DP specs in closed form
-    (WithUniformDelta, GDP paper eq. 10-12) and only the rest numerically; clt and berry-esseen carry
-    them the same way inside (CentralLimit).
-    """
-    if name == "exact":
-        exact = exact_accountant(specs)
-        if exact is None:
-            rest, delta0 = split_uniform_delta(specs)
-            inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
-            if inner is None:
-                raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
-            exact = WithUniformDelta(inner, delta0)
-        return exact
-    if name in ("pld", "rdp"):
-        rest, delta0 = split_uniform_delta(specs)
-        if delta0 > 0.0 and not rest:  # only delta parts: f_{0, delta0} itself, in closed form
-            return ExactSingle(ApproxDP(0.0, delta0))
-        inner = NumericalPLD(rest, accuracy) if name == "pld" else RenyiAccountant(rest, conversions)
-        return WithUniformDelta(inner, delta0) if delta0 > 0.0 else inner
-    if name == "clt":
-        return CentralLimit(specs)
-    if name == "berry-esseen":
-        return BerryEsseenBand(specs)
-    raise ComputationError(f"method {name!r} is not available")
-
-
-def select(
-    specs: Sequence[Repeated],
-    method: str,
-    *,
-    accuracy: float = DEFAULT_ACCURACY,
-    conversions: Sequence[str] = ("optimal",),
-) -> tuple[list[Accountant], list[str]]:
-    """The accountants that answer for `method`, and notes on the methods `all` had to skip.
-
-    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2); lists
-    with an rdp: spec can only be accounted in RDP.
-    """
-    if method == "auto":
-        if any(not spec.mechanism.has_tradeoff for spec in specs):
-            return [_build("rdp", specs, accuracy, conversions)], []
-        try:
-            return [_build("exact", specs, accuracy, conversions)], []
-        except ComputationError:
-            return [_build("pld", specs, accuracy, conversions)], []
-    if method != "all":
-        return [_build(method, specs, accuracy, conversions)], []
-    accountants, skipped = [], []
-    for name in ("exact", "pld", "clt", "berry-esseen", "rdp"):
-        try:
-            accountants.append(_build(name, specs, accuracy, conversions))
-        except ComputationError as error:
-            skipped.append(f"{name}: {error}")
-    return accountants, skipped
-
-
 def split_uniform_delta(specs: Sequence[Repeated]) -> tuple[list[Repeated], float]:
     """The list without the delta parts of its unsampled (eps, delta)-DP specs, and what those parts
     compose to: f_{eps,delta} = f_{eps,0} (x) f_{0,delta} and f_{0,d1} (x) f_{0,d2} = f_{0,1-(1-d1)(1-d2)}
@@ -362,7 +155,7 @@ def split_uniform_delta(specs: Sequence[Repeated]) -> tuple[list[Repeated], floa
         step = spec.step.without_delta_part()
         if step is not None:
             rest.append(Repeated(step, spec.times))
-    return rest, _uniform_delta(specs)
+    return rest, uniform_delta(specs)
 
 
 class WithUniformDelta:
@@ -429,28 +222,6 @@ class WithUniformDelta:
         ]
 
 
-def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:
-    """Who can state a mu for the list; ComputationError explaining why not otherwise."""
-    mu = exact_gdp_mu(specs)
-    if mu is not None:
-        return ExactGDP(mu)
-    if len(specs) == 1:
-        spec = specs[0]
-        mechanism = spec.mechanism
-        plain = spec.times == 1 and spec.sampling_rate is None
-        if mechanism.eps_delta is not None and mechanism.delta_part == 0 and plain:
-            return PureDPToGDP(mechanism.eps_delta[0])
-        if mechanism.delta_part > 0:
-            raise ComputationError(
-                f"{spec.describe()}: (eps, delta)-DP with delta > 0 implies mu-GDP for no finite mu",
-                "it allows an event that reveals everything with probability delta",
-            )
-    raise ComputationError(
-        "the composition is not exactly GDP, so no exact mu exists",
-        "use --method clt for the CLT approximation, or --delta/--epsilon for rigorous figures",
-    )
-
-
 class GroupTradeoff:
     """Group privacy of one f-DP mechanism: 1 - (1 - f)^{o k} (GDP paper Thm 3).
 
@@ -494,48 +265,7 @@ class GroupTradeoff:
         ]
 
 
-def group_accountant(spec: Repeated, group_size: int) -> Accountant:
-    """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, else GroupTradeoff."""
-    mu = spec.exact_mu
-    if mu is not None:
-        return ExactGDP(gdp.group_mu(mu, group_size))
-    if spec.times != 1 or spec.sampling_rate is not None or not spec.mechanism.has_tradeoff:
-        raise ComputationError("group privacy needs a single closed-form mechanism (no times, p or rdp)")
-    return GroupTradeoff(spec.mechanism, group_size)
-
-
-def describe(accountant: Accountant) -> dict[str, float]:
-    """Context columns for an accountant's rows: the mu behind GDP and CLT figures, gamma of the band."""
-    if isinstance(accountant, BerryEsseenBand):
-        return {"mu": accountant.mu_total, "gamma": accountant.theorem5.gamma}
-    if isinstance(accountant, (ExactGDP, ApproximateGDP)):
-        return {"mu": accountant.mu_total}
-    return {}
-
-
-def mu_figures(specs: Sequence[Repeated], method: str) -> list[Figures]:
-    """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu.
-
-    A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
-    """
-    if method in ("auto", "exact"):
-        return mu_accountant(specs).mu()
-    if method == "clt":
-        return CentralLimit(specs).mu()
-    if method == "all":
-        figures: list[Figures] = []
-        for build in (mu_accountant, CentralLimit):
-            try:
-                figures += build(specs).mu()
-            except ComputationError:
-                continue
-        if figures:
-            return figures
-        return mu_accountant(specs).mu()
-    raise ComputationError(f"--to mu is not a {method} figure", "use --method exact, clt or all")
-
-
-def _uniform_delta(specs: Sequence[Repeated]) -> float:
+def uniform_delta(specs: Sequence[Repeated]) -> float:
     """The delta part of the composition: 1 - prod (1 - delta_i)^{times_i} (GDP paper eq. 10-11), summed in
     log space (log1p, fsum, expm1) so that a million tiny deltas keep their digits."""
     import math
@@ -592,7 +322,7 @@ class CentralLimit(ApproximateGDP):
         from gdpcli.core import clt
 
         self.theorem5 = clt.berry_esseen([s.step.clt_functionals() for s in specs], [s.times for s in specs])
-        super().__init__(self.theorem5.mu, _uniform_delta(specs))
+        super().__init__(self.theorem5.mu, uniform_delta(specs))
 
 
 class BerryEsseenBand(CentralLimit):
@@ -714,59 +444,3 @@ class RenyiAccountant:
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         raise ComputationError("an RDP curve gives no trade-off function here", "use --method pld or exact")
-
-
-def _scaled(specs: Sequence[Repeated], repetitions: int) -> list[Repeated]:
-    """The list run `repetitions` times: every spec's times multiplied."""
-    return [spec.with_times(spec.times * repetitions) for spec in specs]
-
-
-def step_budgets(
-    specs: Sequence[Repeated],
-    method: str,
-    delta: float,
-    target: float,
-    *,
-    accuracy: float,
-    conversions: Sequence[str],
-) -> list[dict]:
-    """For each method's figure: the largest N such that running the list N times keeps epsilon <= target.
-
-    Rigorous figures (exact, upper_bound) give certified budgets; approximations are labelled as such.
-    Lower bounds are not budgets and are skipped. Exponential then binary search over N (epsilon grows
-    with N), up to 1e9 repetitions.
-    """
-    from gdpcli.core.roots import largest_integer_where
-
-    names = ("exact", "pld", "clt", "berry-esseen", "rdp") if method == "all" else (method,)
-    if method == "auto":
-        names = ("exact",) if exact_accountant(specs) is not None else ("pld",)
-    jobs = [(name, (c,)) for name in names for c in (conversions if name == "rdp" else conversions[:1])]
-    rows = []
-    for name, chosen in jobs:
-        try:
-            probe = _build(name, specs, accuracy, chosen).epsilon(np.array([delta]))
-        except ComputationError:
-            if method != "all":
-                raise
-            continue
-        for index, figure in enumerate(probe):
-            if not figure.guarantee.certifies_at_most and figure.guarantee is not APPROXIMATION:
-                continue
-
-            def epsilon_at(n: int, name: str = name, chosen: tuple = chosen, index: int = index) -> float:
-                accountant = _build(name, _scaled(specs, n), accuracy, chosen)
-                return float(accountant.epsilon(np.array([delta]))[index].values[0])
-
-            steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=10**9)
-            rows.append(
-                {
-                    "target_epsilon": target,
-                    "delta": delta,
-                    "repetitions": steps,
-                    "epsilon": epsilon_at(steps) if steps else None,
-                    "guarantee": figure.guarantee,
-                    "method": figure.method,
-                }
-            )
-    return rows

@@ -1,4 +1,4 @@
-"""gdpcli.dpsgd: schedules, figures by method and step budgets (independent oracles and closed forms)."""
+"""gdpcli.accounting.dpsgd: schedules, figures by method and step budgets (oracles and closed forms)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdpcli import dpsgd
+from gdpcli.accounting import dpsgd
 from gdpcli.errors import ComputationError, InputError
 from tests.conftest import REFERENCE
 

@@ -153,7 +153,7 @@ def from_spec(spec: Repeated) -> Profiles:
         return _exact(spec, spec.mechanism.gdpt_profile(), "closed-form")
     if exact is not None and exact.method == accounting.Binomial.method:
         return _exact(spec, _binomial_profile(spec.describe(), exact.pld), "binomial")
-    components = [(accounting.dominating_pair(spec), spec.times)]
+    components = [(spec.step.dominating_pair(), spec.times)]
     return _pld_profiles(spec, components, pld.initial_interval(components, PLD_ACCURACY))
 
 

@@ -1,4 +1,4 @@
-"""gdpcli.profiles: inputs of gdpt-identify as privacy profiles (specs, built-ins, CSV)."""
+"""gdpcli.accounting.gdpt_input: inputs of gdpt-identify as privacy profiles (specs, built-ins, CSV)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdpcli import profiles
+from gdpcli.accounting import gdpt_input as profiles
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.mechanisms import parse_spec
 

@@ -1,0 +1,65 @@
+"""The accounting layer, between the events (gdpcli.events) and the numerics core (gdpcli.core): which method
+answers a question, and with which label.
+
+An accountant answers epsilon(delta), delta(epsilon), beta(alpha) and mu for a list of specs and labels
+every figure with its `guarantee` (exact | upper_bound | lower_bound | approximation) and `method`.
+`select` implements DESIGN.md principle 2: exact where possible, rigorous otherwise, approximate only
+on request.
+"""
+
+from gdpcli.accounting.accountants import (
+    ApproximateGDP,
+    BerryEsseenBand,
+    Binomial,
+    CentralLimit,
+    ExactGDP,
+    ExactSingle,
+    GroupTradeoff,
+    NumericalPLD,
+    PureDPToGDP,
+    RenyiAccountant,
+    WithUniformDelta,
+    split_uniform_delta,
+)
+from gdpcli.accounting.figures import QUESTIONS, Accountant, Answer, Figures, ask, check_budget
+from gdpcli.accounting.methods import (
+    CONVERSIONS,
+    METHODS,
+    describe,
+    exact_accountant,
+    group_accountant,
+    mu_accountant,
+    mu_figures,
+    select,
+    step_budgets,
+)
+
+__all__ = [
+    "CONVERSIONS",
+    "METHODS",
+    "QUESTIONS",
+    "Accountant",
+    "Answer",
+    "ApproximateGDP",
+    "BerryEsseenBand",
+    "Binomial",
+    "CentralLimit",
+    "ExactGDP",
+    "ExactSingle",
+    "Figures",
+    "GroupTradeoff",
+    "NumericalPLD",
+    "PureDPToGDP",
+    "RenyiAccountant",
+    "WithUniformDelta",
+    "ask",
+    "check_budget",
+    "describe",
+    "exact_accountant",
+    "group_accountant",
+    "mu_accountant",
+    "mu_figures",
+    "select",
+    "split_uniform_delta",
+    "step_budgets",
+]

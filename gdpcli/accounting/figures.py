@@ -1,0 +1,113 @@
+"""Labelled figures, the questions they answer, and budget checks on them (never on rendered rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from gdpcli.errors import BudgetExceeded, ComputationError
+from gdpcli.guarantees import Guarantee
+
+EXACT, UPPER, LOWER, APPROXIMATION = (
+    Guarantee.EXACT,
+    Guarantee.UPPER_BOUND,
+    Guarantee.LOWER_BOUND,
+    Guarantee.APPROXIMATION,
+)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One kind of answer (e.g. epsilon at several deltas) from one method, with its guarantee."""
+
+    values: np.ndarray
+    guarantee: Guarantee
+    method: str
+    details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
+
+
+QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}
+"""What each question asks for: epsilon at a delta, delta at an epsilon, beta at an alpha."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A labelled figure with the question it answers: figure.values[i] is the QUESTIONS[given] at
+    queries[i] (e.g. given "delta": the epsilon at each delta)."""
+
+    given: str
+    queries: np.ndarray
+    figure: Figures
+
+
+def ask(
+    accountant: Accountant,
+    *,
+    deltas: Sequence[float] | None = None,
+    epsilons: Sequence[float] | None = None,
+    alphas: Sequence[float] | None = None,
+) -> list[Answer]:
+    """Every requested question put to one accountant, as labelled answers."""
+    answers: list[Answer] = []
+    for given, queries, question in (
+        ("delta", deltas, accountant.epsilon),
+        ("epsilon", epsilons, accountant.delta),
+        ("alpha", alphas, accountant.beta),
+    ):
+        if queries:
+            values = np.asarray(queries, dtype=float)
+            answers += [Answer(given, values, figure) for figure in question(values)]
+    return answers
+
+
+def check_budget(
+    answers: Sequence[Answer], *, max_epsilon: float | None = None, max_delta: float | None = None
+) -> None:
+    """BudgetExceeded (exit 3) when the certified figure exceeds its budget.
+
+    For each queried delta (epsilon), the certified epsilon (delta) is the smallest figure that bounds it
+    from above (label exact or upper_bound, Guarantee.certifies_at_most) among the answers; lower bounds
+    and approximations never count. ComputationError when a queried point has no such figure.
+    """
+    for limit, given, name in (
+        (max_epsilon, "delta", "--max-epsilon"),
+        (max_delta, "epsilon", "--max-delta"),
+    ):
+        if limit is None:
+            continue
+        figure_name = QUESTIONS[given]
+        certified: dict[float, float] = {}
+        asked: set[float] = set()
+        for answer in (a for a in answers if a.given == given):
+            asked.update(answer.queries.tolist())
+            if not answer.figure.guarantee.certifies_at_most:
+                continue
+            for query, value in zip(
+                answer.queries.tolist(), np.ravel(answer.figure.values).tolist(), strict=True
+            ):
+                certified[query] = min(certified.get(query, np.inf), value)
+        missing = sorted(asked - set(certified))
+        if not certified or missing:
+            where = f" at {given} {missing[0]:g}" if missing else ""
+            raise ComputationError(
+                f"{name}: no rigorous upper bound on {figure_name} was computed{where}",
+                "approximations never pass a budget check, nor do lower bounds; use a rigorous method",
+            )
+        worst = max(certified.values())
+        if worst > limit:
+            raise BudgetExceeded(f"{figure_name} {worst:.6g} exceeds {name} {limit:g}")
+
+
+class Accountant(Protocol):
+    """Answers the three questions for a fixed list of specs, each answer labelled."""
+
+    method: str
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]: ...
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]: ...
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]: ...

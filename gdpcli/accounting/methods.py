@@ -1,0 +1,241 @@
+"""Which accountant answers: the method vocabulary, selection (DESIGN.md principle 2: exact where possible,
+rigorous otherwise, approximate only on request), mu statements, group privacy and step budgets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gdpcli.accounting.accountants import (
+    ApproximateGDP,
+    BerryEsseenBand,
+    Binomial,
+    CentralLimit,
+    ExactGDP,
+    ExactSingle,
+    GroupTradeoff,
+    NumericalPLD,
+    PureDPToGDP,
+    RenyiAccountant,
+    WithUniformDelta,
+    split_uniform_delta,
+    uniform_delta,
+)
+from gdpcli.accounting.figures import APPROXIMATION, Accountant, Figures
+from gdpcli.core import gdp
+from gdpcli.defaults import DEFAULT_ACCURACY
+from gdpcli.errors import ComputationError
+from gdpcli.events import ApproxDP, Repeated
+
+METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
+CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
+
+
+def exact_gdp_mu(specs: Sequence[Repeated]) -> float | None:
+    """sqrt(sum mu_i^2) when every spec is exactly GDP, else None."""
+    mus = [spec.exact_mu for spec in specs]
+    if any(m is None for m in mus):
+        return None
+    return gdp.compose(np.asarray(mus, dtype=float))
+
+
+_BINOMIAL_MAX_TIMES = 10**6
+
+
+def exact_accountant(specs: Sequence[Repeated]) -> Accountant | None:
+    """The closed-form accountant for the list, or None when no closed form applies."""
+    mu = exact_gdp_mu(specs)
+    if mu is not None:
+        return ExactGDP(mu)
+    if any(spec.sampling_rate is not None for spec in specs):
+        return None
+    mechanisms = [spec.mechanism for spec in specs]
+    if len(specs) == 1 and specs[0].times == 1 and mechanisms[0].has_tradeoff:
+        return ExactSingle(mechanisms[0])
+    if all(m.eps_delta is not None for m in mechanisms):
+        epsilons = {m.eps_delta[0] for m in mechanisms}
+        times = sum(spec.times for spec in specs)
+        if epsilons == {0.0}:  # f_{0,delta_1} (x) ... = f_{0, 1 - prod(1 - delta_i)} (GDP paper eq. 11)
+            return ExactSingle(ApproxDP(0.0, uniform_delta(specs)))
+        if len(epsilons) == 1 and times <= _BINOMIAL_MAX_TIMES:
+            return Binomial(epsilons.pop(), times, uniform_delta(specs))
+    return None
+
+
+def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
+    """One accountant by method name; ComputationError when the method cannot handle the list.
+
+    exact, pld and rdp account the delta parts of unsampled (eps, delta)-DP specs in closed form
+    (WithUniformDelta, GDP paper eq. 10-12) and only the rest numerically; clt and berry-esseen carry
+    them the same way inside (CentralLimit).
+    """
+    if name == "exact":
+        exact = exact_accountant(specs)
+        if exact is None:
+            rest, delta0 = split_uniform_delta(specs)
+            inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
+            if inner is None:
+                raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+            exact = WithUniformDelta(inner, delta0)
+        return exact
+    if name in ("pld", "rdp"):
+        rest, delta0 = split_uniform_delta(specs)
+        if delta0 > 0.0 and not rest:  # only delta parts: f_{0, delta0} itself, in closed form
+            return ExactSingle(ApproxDP(0.0, delta0))
+        inner = NumericalPLD(rest, accuracy) if name == "pld" else RenyiAccountant(rest, conversions)
+        return WithUniformDelta(inner, delta0) if delta0 > 0.0 else inner
+    if name == "clt":
+        return CentralLimit(specs)
+    if name == "berry-esseen":
+        return BerryEsseenBand(specs)
+    raise ComputationError(f"method {name!r} is not available")
+
+
+def select(
+    specs: Sequence[Repeated],
+    method: str,
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversions: Sequence[str] = ("optimal",),
+) -> tuple[list[Accountant], list[str]]:
+    """The accountants that answer for `method`, and notes on the methods `all` had to skip.
+
+    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2); lists
+    with an rdp: spec can only be accounted in RDP.
+    """
+    if method == "auto":
+        if any(not spec.mechanism.has_tradeoff for spec in specs):
+            return [_build("rdp", specs, accuracy, conversions)], []
+        try:
+            return [_build("exact", specs, accuracy, conversions)], []
+        except ComputationError:
+            return [_build("pld", specs, accuracy, conversions)], []
+    if method != "all":
+        return [_build(method, specs, accuracy, conversions)], []
+    accountants, skipped = [], []
+    for name in ("exact", "pld", "clt", "berry-esseen", "rdp"):
+        try:
+            accountants.append(_build(name, specs, accuracy, conversions))
+        except ComputationError as error:
+            skipped.append(f"{name}: {error}")
+    return accountants, skipped
+
+
+def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:
+    """Who can state a mu for the list; ComputationError explaining why not otherwise."""
+    mu = exact_gdp_mu(specs)
+    if mu is not None:
+        return ExactGDP(mu)
+    if len(specs) == 1:
+        spec = specs[0]
+        mechanism = spec.mechanism
+        plain = spec.times == 1 and spec.sampling_rate is None
+        if mechanism.eps_delta is not None and mechanism.delta_part == 0 and plain:
+            return PureDPToGDP(mechanism.eps_delta[0])
+        if mechanism.delta_part > 0:
+            raise ComputationError(
+                f"{spec.describe()}: (eps, delta)-DP with delta > 0 implies mu-GDP for no finite mu",
+                "it allows an event that reveals everything with probability delta",
+            )
+    raise ComputationError(
+        "the composition is not exactly GDP, so no exact mu exists",
+        "use --method clt for the CLT approximation, or --delta/--epsilon for rigorous figures",
+    )
+
+
+def group_accountant(spec: Repeated, group_size: int) -> Accountant:
+    """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, else GroupTradeoff."""
+    mu = spec.exact_mu
+    if mu is not None:
+        return ExactGDP(gdp.group_mu(mu, group_size))
+    if spec.times != 1 or spec.sampling_rate is not None or not spec.mechanism.has_tradeoff:
+        raise ComputationError("group privacy needs a single closed-form mechanism (no times, p or rdp)")
+    return GroupTradeoff(spec.mechanism, group_size)
+
+
+def describe(accountant: Accountant) -> dict[str, float]:
+    """Context columns for an accountant's rows: the mu behind GDP and CLT figures, gamma of the band."""
+    if isinstance(accountant, BerryEsseenBand):
+        return {"mu": accountant.mu_total, "gamma": accountant.theorem5.gamma}
+    if isinstance(accountant, (ExactGDP, ApproximateGDP)):
+        return {"mu": accountant.mu_total}
+    return {}
+
+
+def mu_figures(specs: Sequence[Repeated], method: str) -> list[Figures]:
+    """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu.
+
+    A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
+    """
+    if method in ("auto", "exact"):
+        return mu_accountant(specs).mu()
+    if method == "clt":
+        return CentralLimit(specs).mu()
+    if method == "all":
+        figures: list[Figures] = []
+        for build in (mu_accountant, CentralLimit):
+            try:
+                figures += build(specs).mu()
+            except ComputationError:
+                continue
+        if figures:
+            return figures
+        return mu_accountant(specs).mu()
+    raise ComputationError(f"--to mu is not a {method} figure", "use --method exact, clt or all")
+
+
+def _scaled(specs: Sequence[Repeated], repetitions: int) -> list[Repeated]:
+    """The list run `repetitions` times: every spec's times multiplied."""
+    return [spec.with_times(spec.times * repetitions) for spec in specs]
+
+
+def step_budgets(
+    specs: Sequence[Repeated],
+    method: str,
+    delta: float,
+    target: float,
+    *,
+    accuracy: float,
+    conversions: Sequence[str],
+) -> list[dict]:
+    """For each method's figure: the largest N such that running the list N times keeps epsilon <= target.
+
+    Rigorous figures (exact, upper_bound) give certified budgets; approximations are labelled as such.
+    Lower bounds are not budgets and are skipped. Exponential then binary search over N (epsilon grows
+    with N), up to 1e9 repetitions.
+    """
+    from gdpcli.core.roots import largest_integer_where
+
+    names = ("exact", "pld", "clt", "berry-esseen", "rdp") if method == "all" else (method,)
+    if method == "auto":
+        names = ("exact",) if exact_accountant(specs) is not None else ("pld",)
+    jobs = [(name, (c,)) for name in names for c in (conversions if name == "rdp" else conversions[:1])]
+    rows = []
+    for name, chosen in jobs:
+        try:
+            probe = _build(name, specs, accuracy, chosen).epsilon(np.array([delta]))
+        except ComputationError:
+            if method != "all":
+                raise
+            continue
+        for index, figure in enumerate(probe):
+            if not figure.guarantee.certifies_at_most and figure.guarantee is not APPROXIMATION:
+                continue
+
+            def epsilon_at(n: int, name: str = name, chosen: tuple = chosen, index: int = index) -> float:
+                accountant = _build(name, _scaled(specs, n), accuracy, chosen)
+                return float(accountant.epsilon(np.array([delta]))[index].values[0])
+
+            steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=10**9)
+            rows.append(
+                {
+                    "target_epsilon": target,
+                    "delta": delta,
+                    "repetitions": steps,
+                    "epsilon": epsilon_at(steps) if steps else None,
+                    "guarantee": figure.guarantee,
+                    "method": figure.method,
+                }
+            )
+    return rows
