@@ -18,9 +18,14 @@ class ExactGDP:
     """Lists of GDP / Gaussian specs: mu = sqrt(sum times_i mu_i^2) exactly (GDP paper Cor. 2)."""
 
     method = "gdp"
+    closed_form = True  # answers delta = 0 too
 
     def __init__(self, mu: float) -> None:
         self.mu_total = mu
+
+    @property
+    def context(self) -> dict[str, float]:
+        return {"mu": self.mu_total}
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         return [Figures(np.asarray(gdp.epsilon(deltas, self.mu_total)), EXACT, self.method)]
@@ -42,6 +47,7 @@ class ExactSingle:
     """
 
     method = "closed-form"
+    closed_form = True  # answers delta = 0 too
 
     def __init__(self, mechanism: Mechanism) -> None:
         self.mechanism = mechanism
@@ -69,6 +75,7 @@ class Binomial:
     """
 
     method = "binomial"
+    closed_form = True  # answers delta = 0 too
 
     def __init__(self, epsilon0: float, times: int, delta0: float) -> None:
         from scipy.stats import binom
@@ -189,7 +196,7 @@ class WithUniformDelta:
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         deltas = np.asarray(deltas, dtype=float)
         upper, lower = self._inner_target(deltas, "down"), self._inner_target(deltas, "up")
-        exact_at_zero = isinstance(self.inner, (ExactGDP, ExactSingle, Binomial))
+        exact_at_zero = getattr(self.inner, "closed_form", False)
         answerable = (upper > 0.0) | exact_at_zero  # PLD and RDP answer delta > 0 only
         query = np.concatenate((np.where(answerable, upper, 0.5), np.where(lower > 0.0, lower, 0.5)))
         figures = []
@@ -283,6 +290,10 @@ class ApproximateGDP:
     def __init__(self, mu: float, delta0: float = 0.0) -> None:
         self.mu_total, self.delta0 = mu, delta0
 
+    @property
+    def context(self) -> dict[str, float]:
+        return {"mu": self.mu_total}
+
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
@@ -333,6 +344,10 @@ class BerryEsseenBand(CentralLimit):
     the band's floor (then eps = inf)."""
 
     method = "berry-esseen"
+
+    @property
+    def context(self) -> dict[str, float]:
+        return {"mu": self.mu_total, "gamma": self.theorem5.gamma}
 
     def _label(self, bound: Guarantee) -> Guarantee:
         return bound if self.theorem5.rigorous else APPROXIMATION

@@ -111,3 +111,13 @@ class Accountant(Protocol):
     def delta(self, epsilons: np.ndarray) -> list[Figures]: ...
 
     def beta(self, alphas: np.ndarray) -> list[Figures]: ...
+
+
+def curve_alphas(uniform: int, quantile: int, *, smallest: float) -> np.ndarray:
+    """An alpha grid for drawing a trade-off curve: `uniform` points on [0, 1] and `quantile`
+    normal-quantile knots down to `smallest` (core.tradeoff.alpha_grid), where the curves are steep."""
+    from gdpcli.core.tradeoff import alpha_grid
+
+    return np.unique(
+        np.concatenate((np.linspace(0.0, 1.0, uniform), alpha_grid(quantile, smallest=smallest)))
+    )

@@ -443,3 +443,10 @@ def identify_sampled(profile: SampledProfile) -> tuple[GdptResult, str]:
         return result, "approximation"
     mu_lower = gdpt.identify_sampled(*profile.lower).mu_lower
     return replace(result, mu_lower=mu_lower), "lower_bound"
+
+
+def mechanism_interval(result: GdptResult, given: Profiles | None) -> tuple[float, float]:
+    """The mechanism's mu interval (gdpt.mechanism_interval) from the head's result and what the input
+    knows beyond any head (sup_bound, vanishes_beyond; nothing for sampled CSV profiles)."""
+    beyond = {} if given is None else {"sup_bound": given.sup_bound, "vanishes_beyond": given.vanishes_beyond}
+    return gdpt.mechanism_interval(result, **beyond)

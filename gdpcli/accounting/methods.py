@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from gdpcli.accounting.accountants import (
-    ApproximateGDP,
     BerryEsseenBand,
     Binomial,
     CentralLimit,
@@ -155,12 +154,9 @@ def group_accountant(spec: Repeated, group_size: int) -> Accountant:
 
 
 def describe(accountant: Accountant) -> dict[str, float]:
-    """Context columns for an accountant's rows: the mu behind GDP and CLT figures, gamma of the band."""
-    if isinstance(accountant, BerryEsseenBand):
-        return {"mu": accountant.mu_total, "gamma": accountant.theorem5.gamma}
-    if isinstance(accountant, (ExactGDP, ApproximateGDP)):
-        return {"mu": accountant.mu_total}
-    return {}
+    """Context columns for an accountant's rows (its `context`, if it has one): the mu behind GDP and CLT
+    figures, gamma of the Berry-Esseen band, eps' and delta' of Lemma 2."""
+    return dict(getattr(accountant, "context", {}))
 
 
 def mu_figures(specs: Sequence[Repeated], method: str) -> list[Figures]:

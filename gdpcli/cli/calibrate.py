@@ -7,24 +7,12 @@ or `mu`; lists and ranges give one row per target.
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
-from gdpcli.guarantees import Guarantee
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from gdpcli.accounting import Figures
-    from gdpcli.accounting.dpsgd import Run
-
-    NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families).",
@@ -88,49 +76,19 @@ def gaussian(
     fmt: options.FormatOption = None,
 ) -> None:
     """Gaussian sigma for a target (epsilon, delta) (analytic, Balle & Wang Thm 8) or a target mu."""
+    from gdpcli.accounting import calibration
     from gdpcli.cli import output
-    from gdpcli.core import calibrate, gdp
 
     options.check_output(fmt, None)
     options.positive(sens, "--sens")
-    notes: list[str] = []
     if mu is not None:
         if epsilon is not None or delta is not None:
             raise InputError("give either --mu or --epsilon with --delta", "not both")
-        rows = []
-        for target in _targets(mu, "--mu"):
-            sigma = calibrate.gaussian_sigma_for_mu(target, sens)
-            rows.append(
-                {"mu": target, "sigma": sigma, "sens": sens, "achieved_mu": sens / sigma}
-                | {"guarantee": Guarantee.EXACT, "method": "gdp"}
-            )
+        rows = [calibration.gaussian_for_mu(target, sens) for target in _targets(mu, "--mu") or []]
     else:
-        rows = []
-        for target_epsilon, target_delta in _epsilon_delta_pairs(epsilon, delta):
-            methods = [("analytic", calibrate.analytic_gaussian_sigma, True)]
-            valid = calibrate.classical_gaussian_valid(target_epsilon)
-            methods.append(("classical", calibrate.classical_gaussian_sigma, valid))
-            notes += [] if valid or CLASSICAL_NOTE in notes else [CLASSICAL_NOTE]
-            for method, sigma_of, method_valid in methods:
-                sigma = sigma_of(target_epsilon, target_delta, sens)
-                achieved_mu = sens / sigma
-                achieved_epsilon = float(gdp.epsilon(target_delta, achieved_mu))
-                if method == "analytic":  # its sigma was checked to meet the target: both are upper bounds
-                    achieved_epsilon = min(achieved_epsilon, target_epsilon)
-                rows.append(
-                    {
-                        "epsilon": target_epsilon,
-                        "delta": target_delta,
-                        "sigma": sigma,
-                        "sens": sens,
-                        "achieved_epsilon": achieved_epsilon,
-                        "achieved_delta": float(gdp.delta(target_epsilon, achieved_mu)),
-                        "mu": achieved_mu,
-                        "guarantee": Guarantee.EXACT,
-                        "method": method,
-                        "valid": method_valid,
-                    }
-                )
+        pairs = _epsilon_delta_pairs(epsilon, delta)
+        rows = [row for e, d in pairs for row in calibration.gaussian_for_epsilon_delta(e, d, sens)]
+    notes = [CLASSICAL_NOTE] if any(row.get("valid") is False for row in rows) else []
     inputs = options.echo_inputs(
         epsilon=_targets(epsilon, "--epsilon"), delta=_targets(delta, "--delta"), mu=_targets(mu, "--mu")
     ) | {"sens": sens}
@@ -152,27 +110,15 @@ def laplace(
     fmt: options.FormatOption = None,
 ) -> None:
     """Laplace scale b = sens / epsilon for a target pure epsilon-DP (Dwork & Roth Thm 3.6)."""
+    from gdpcli.accounting import calibration
     from gdpcli.cli import output
-    from gdpcli.core import calibrate
 
     options.check_output(fmt, None)
     options.positive(sens, "--sens")
     epsilons = _targets(epsilon, "--epsilon")
     if epsilons is None:
         raise InputError("give --epsilon", "the target of pure epsilon-DP")
-    rows = []
-    for target in epsilons:
-        scale = calibrate.laplace_scale(target, sens)
-        rows.append(
-            {
-                "epsilon": target,
-                "b": scale,
-                "sens": sens,
-                "achieved_epsilon": sens / scale,
-                "achieved_delta": 0.0,
-            }
-            | {"guarantee": Guarantee.EXACT, "method": "laplace"}
-        )
+    rows = [calibration.laplace_for_epsilon(target, sens) for target in epsilons]
     inputs = {"epsilon": epsilons, "sens": sens}
     output.emit(output.Result("calibrate laplace", inputs, rows, "gdpcli calibrate laplace"), fmt)
 
@@ -201,27 +147,15 @@ def family(
 ) -> None:
     """Refine sigma = f(eps, delta) by the exact partial order of (eps, delta) conditions (GDPT Sec. 5.2)."""
     from gdpcli import expr
+    from gdpcli.accounting import calibration
     from gdpcli.cli import output
-    from gdpcli.core import partial_order
 
     options.check_output(fmt, None)
     formula = expr.parse(noise)
-    pairs = _epsilon_delta_pairs(epsilon, delta)
-    feasible = _feasible_noise(formula)
     rows = []
-    for target_epsilon, target_delta in pairs:
+    for target_epsilon, target_delta in _epsilon_delta_pairs(epsilon, delta):
         expr.evaluate(formula, target_epsilon, target_delta)
-        refined = partial_order.refine_noise(feasible, target_epsilon, target_delta)
-        for method, sigma, epsilon0, delta0 in (
-            ("naive", refined.naive_sigma, target_epsilon, target_delta),
-            ("gdpt-refined", refined.sigma, refined.epsilon0, refined.delta0),
-        ):
-            achieved = partial_order.implied_delta(epsilon0, delta0, target_epsilon)
-            rows.append(
-                {"epsilon": target_epsilon, "delta": target_delta, "sigma": sigma}
-                | {"epsilon0": epsilon0, "delta0": delta0, "achieved_delta": min(float(achieved), 1.0)}
-                | {"guarantee": Guarantee.UPPER_BOUND, "method": method}
-            )
+        rows += calibration.family_for(formula, target_epsilon, target_delta)
     notes = [
         "sigma = f(epsilon0, delta0) is (epsilon0, delta0)-DP by the family's own equation, which implies "
         "(epsilon, achieved_delta)-DP (GDPT Thm 3.1); achieved_delta <= delta"
@@ -230,17 +164,6 @@ def family(
     output.emit(
         output.Result("calibrate family", inputs, rows, f"gdpcli calibrate family {noise}", notes), fmt
     )
-
-
-def _feasible_noise(formula: NoiseFn) -> NoiseFn:
-    """f(eps, delta) with non-finite or non-positive values turned into NaN (infeasible for refine_noise)."""
-    import numpy as np
-
-    def noise(epsilon: np.ndarray, delta: np.ndarray) -> np.ndarray:
-        values = np.asarray(formula(epsilon, delta), dtype=float)
-        return np.where(np.isfinite(values) & (values > 0), values, np.nan)
-
-    return noise
 
 
 SGD_EPILOG = """\b
@@ -283,7 +206,7 @@ def sgd(
     fmt: options.FormatOption = None,
 ) -> None:
     """The smallest DP-SGD noise multiplier for a target (epsilon, delta) or mu, rounded to the safe side."""
-    from gdpcli.accounting import dpsgd
+    from gdpcli.accounting import calibration, dpsgd
     from gdpcli.cli import output
 
     options.check_output(fmt, None)
@@ -309,9 +232,9 @@ def sgd(
         "epochs": n_epochs,
     }
     conversions = dpsgd.CONVERSIONS[:-1] if method == "rdp" and conversion == "all" else (conversion,)
-    rows = [_sgd_mu_row(target, run, method, tolerance) | context for target in mus or []]
+    rows = [calibration.sgd_mu_row(target, run, method, tolerance) | context for target in mus or []]
     rows += [
-        _sgd_epsilon_row(e, d, run, method, name, tolerance, accuracy) | context
+        calibration.sgd_epsilon_row(e, d, run, method, name, tolerance, accuracy) | context
         for e, d in pairs
         for name in conversions
     ]
@@ -334,104 +257,3 @@ def sgd(
         accuracy=accuracy,
     )
     output.emit(output.Result("calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes), fmt)
-
-
-def _clt_noise(mu: float, run: Run) -> float:
-    """The noise multiplier at which the Poisson CLT gives mu: mu = q sqrt(T (e^{mu_1^2} - 1)) with
-    mu_1 = sensitivity / s (one step), solved for s.
-
-    Su (2024), DP-SGD section (Bu et al. 2020). Used as an approximation (--method clt, Poisson) and as
-    the first bracket of every search (the rigorous noise is typically a few percent larger).
-    """
-    effective = 1.0 / math.sqrt(math.log1p((mu / run.sampling_rate) ** 2 / run.steps))
-    return effective * run.step_sensitivity
-
-
-def _sgd_epsilon_row(
-    epsilon: float,
-    delta: float,
-    run: Run,
-    method: str,
-    conversion: str,
-    tolerance: float,
-    accuracy: float,
-) -> dict:
-    """The smallest noise multiplier whose `method` epsilon at delta is <= epsilon (CLT guess first).
-
-    The figure is dpsgd.certified, the number `gdpcli sgd` reports and a budget check relies on, so the
-    answer round-trips; the row carries that figure's own label.
-    """
-    from gdpcli.accounting import dpsgd
-    from gdpcli.core import calibrate, gdp
-
-    found: dict[float, Figures] = {}
-
-    def epsilon_of(noise: float) -> float:
-        found[noise] = dpsgd.certified(
-            dataclasses.replace(run, noise_multiplier=noise),
-            delta,
-            method=method,
-            accuracy=accuracy,
-            conversion=conversion,
-        )
-        return float(found[noise].values[0])
-
-    guess = _clt_noise(float(gdp.mu(epsilon, delta)), run)
-    search = calibrate.smallest_noise(epsilon_of, epsilon, guess, guess * 1.05, rtol=tolerance)
-    figure = found[search.noise]
-    return {
-        "epsilon": epsilon,
-        "delta": delta,
-        "noise_multiplier": search.noise,
-        "achieved_epsilon": search.value,
-        "guarantee": figure.guarantee,
-        "method": figure.method,
-    }
-
-
-def _sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
-    """The smallest noise multiplier whose CLT mu (GDP paper Cor. 4, or the Poisson formula) is <= mu.
-
-    With m = sensitivity / s the mu of one step: without subsampling (q = 1) the run is exactly
-    (sqrt(T) m)-GDP (GDP paper Cor. 2). Otherwise only the CLT states a mu for DP-SGD: composition only
-    lowers a trade-off function, so the run's f is at most the one-step p G_m(alpha) + (1 - p)(1 - alpha)
-    (GDP paper Sec. 4; C_p of it for fixed-size batches is lower still), whose tail 1 - f(alpha) >=
-    p Phi(m - z), z = Phi^-1(1 - alpha), exceeds 1 - G_mu(alpha) = Phi(mu - z) as z -> inf for every
-    mu < m. So an exact mu-GDP guarantee needs m <= mu whatever p is, and a numerical accountant with
-    truncated tails cannot certify G_mu there.
-    """
-    from gdpcli.accounting import dpsgd
-    from gdpcli.core import calibrate
-    from gdpcli.errors import ComputationError
-
-    if run.sampling_rate == 1.0 and method != "clt":
-        total = run.step_sensitivity * math.sqrt(run.steps)
-        noise = calibrate.gaussian_sigma_for_mu(mu, total)
-        return _mu_row(mu, noise, total / noise, Guarantee.EXACT, "gdp")
-    if method != "clt":
-        needed = run.step_sensitivity / mu
-        raise ComputationError(
-            f"--mu with --method {method} is not supported: subsampled DP-SGD is only asymptotically GDP "
-            f"(an exact {mu:g}-GDP guarantee needs noise_multiplier >= {needed:.6g} at any sampling rate)",
-            "use --epsilon with --delta for a rigorous calibration, or --method clt for an approximation",
-        )
-    guess = _clt_noise(mu, run)
-    search = calibrate.smallest_noise(
-        lambda noise: dpsgd.clt_mu(dataclasses.replace(run, noise_multiplier=noise)),
-        mu,
-        guess,
-        guess * (1 + tolerance),
-        rtol=tolerance,
-    )
-    return _mu_row(mu, search.noise, search.value, Guarantee.APPROXIMATION, "clt")
-
-
-def _mu_row(mu: float, noise: float, achieved: float, guarantee: Guarantee, method: str) -> dict:
-    """One `calibrate sgd --mu` row."""
-    return {
-        "mu": mu,
-        "noise_multiplier": noise,
-        "achieved_mu": achieved,
-        "guarantee": guarantee,
-        "method": method,
-    }

@@ -22,8 +22,7 @@ from gdpcli.errors import InputError
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.gdpt_input import Profiles
-    from gdpcli.core.gdpt import GdptResult
+    from gdpcli.accounting.gdpt_input import GdptResult, Profiles
 
 EPILOG = """\b
 Examples:
@@ -139,10 +138,9 @@ def _summary(
 ) -> dict[str, Any]:
     """The one result row: verdict, tail, the mechanism's mu interval (gdpt.mechanism_interval), the head's
     certified interval, head and residual, with the labels of the upper and lower ends."""
-    from gdpcli.core.gdpt import mechanism_interval
+    from gdpcli.accounting.gdpt_input import mechanism_interval
 
-    beyond = {} if given is None else {"sup_bound": given.sup_bound, "vanishes_beyond": given.vanishes_beyond}
-    mu_lower, mu_upper = mechanism_interval(result, **beyond)
+    mu_lower, mu_upper = mechanism_interval(result, given)
     head_slack = result.slack if math.isfinite(result.mu_upper) else math.inf
     return {
         "input": source,

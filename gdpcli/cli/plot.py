@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gdpcli.accounting import Accountant
-    from gdpcli.core.gdpt import GdptResult
+    from gdpcli.accounting.gdpt_input import GdptResult
     from gdpcli.events import Repeated
 
 FORMATS = (".png", ".svg")
@@ -76,9 +76,9 @@ def check_target(path: Path) -> None:
 
 def plot_alphas() -> np.ndarray:
     """The alpha grid of trade-off curves: uniform on [0, 1] plus normal-quantile knots (steep ends)."""
-    from gdpcli.core.tradeoff import alpha_grid
+    from gdpcli.accounting.figures import curve_alphas
 
-    return np.unique(np.concatenate((np.linspace(0.0, 1.0, 501), alpha_grid(401, smallest=1e-9))))
+    return curve_alphas(501, 401, smallest=1e-9)
 
 
 def plot_epsilons(epsilons: Sequence[float], points: int = PROFILE_POINTS) -> np.ndarray:
@@ -134,7 +134,8 @@ def gdp_reference(specs: Sequence[Repeated]) -> list[tuple[str, Accountant]]:
         figure = accountant.mu()[0]
         mu = float(np.asarray(figure.values).ravel()[0])
         name = f"reference $G_\\mu$: {figure.method}, μ = {mu:.4g}"
-        return [(name, accountant if isinstance(accountant, CentralLimit) else ExactGDP(mu))]
+        exact = figure.guarantee is not Guarantee.APPROXIMATION
+        return [(name, ExactGDP(mu) if exact else accountant)]
     return []
 
 
@@ -166,8 +167,9 @@ def plot_accountants(
     when the same kind of curve is among the accountants already."""
     from gdpcli.accounting import CentralLimit, ExactGDP, NumericalPLD, RenyiAccountant
 
-    if any(type(a) in (ExactGDP, CentralLimit) for a in accountants):
-        references = [(n, r) for n, r in references if type(r) not in (ExactGDP, CentralLimit)]
+    gdp_curves = (ExactGDP.method, CentralLimit.method)
+    if any(a.method in gdp_curves for a in accountants):
+        references = [(n, r) for n, r in references if r.method not in gdp_curves]
     names = [name for name, _ in references]
     extra = [accountant for _, accountant in references]
     alphas = plot_alphas()
@@ -177,7 +179,7 @@ def plot_accountants(
     if epsilons:
         profiles = []
         for accountant in accountants:
-            slow = isinstance(accountant, (NumericalPLD, RenyiAccountant))
+            slow = accountant.method in (NumericalPLD.method, RenyiAccountant.method)
             points = SLOW_PROFILE_POINTS if slow else PROFILE_POINTS
             found, missing = accountant_curves([accountant], plot_epsilons(epsilons, points), "delta")
             profiles += found

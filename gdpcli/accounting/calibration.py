@@ -1,0 +1,196 @@
+"""Calibration: the least noise that meets a privacy target, and the privacy it achieves, as labelled rows
+(`calibrate gaussian | laplace | family | sgd`). Every row states the noise and the privacy achieved at
+that noise (`achieved_*`), so the slack is visible."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from gdpcli.accounting import dpsgd
+from gdpcli.accounting.dpsgd import Run
+from gdpcli.accounting.figures import Figures
+from gdpcli.core import calibrate, gdp, partial_order
+from gdpcli.errors import ComputationError
+from gdpcli.guarantees import Guarantee
+
+NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def gaussian_for_mu(mu: float, sens: float) -> dict:
+    """sigma = sens / mu: the Gaussian mechanism is exactly (sens / sigma)-GDP (GDP paper Thm 1)."""
+    sigma = calibrate.gaussian_sigma_for_mu(mu, sens)
+    return {"mu": mu, "sigma": sigma, "sens": sens, "achieved_mu": sens / sigma} | {
+        "guarantee": Guarantee.EXACT,
+        "method": "gdp",
+    }
+
+
+def gaussian_for_epsilon_delta(epsilon: float, delta: float, sens: float) -> list[dict]:
+    """The analytic Gaussian sigma (Balle & Wang Thm 8) and the classical one (Dwork & Roth Thm A.1, valid
+    only for eps < 1: the row's `valid`), each with the (epsilon, delta) it achieves exactly (GDP Cor. 1)."""
+    rows = []
+    valid = calibrate.classical_gaussian_valid(epsilon)
+    for method, sigma_of, method_valid in (
+        ("analytic", calibrate.analytic_gaussian_sigma, True),
+        ("classical", calibrate.classical_gaussian_sigma, valid),
+    ):
+        sigma = sigma_of(epsilon, delta, sens)
+        achieved_mu = sens / sigma
+        achieved_epsilon = float(gdp.epsilon(delta, achieved_mu))
+        if method == "analytic":  # its sigma was checked to meet the target: both are upper bounds
+            achieved_epsilon = min(achieved_epsilon, epsilon)
+        rows.append(
+            {
+                "epsilon": epsilon,
+                "delta": delta,
+                "sigma": sigma,
+                "sens": sens,
+                "achieved_epsilon": achieved_epsilon,
+                "achieved_delta": float(gdp.delta(epsilon, achieved_mu)),
+                "mu": achieved_mu,
+                "guarantee": Guarantee.EXACT,
+                "method": method,
+                "valid": method_valid,
+            }
+        )
+    return rows
+
+
+def laplace_for_epsilon(epsilon: float, sens: float) -> dict:
+    """b = sens / eps: Lap(b) is eps-DP for L1 sensitivity sens (Dwork & Roth Thm 3.6)."""
+    scale = calibrate.laplace_scale(epsilon, sens)
+    return {
+        "epsilon": epsilon,
+        "b": scale,
+        "sens": sens,
+        "achieved_epsilon": sens / scale,
+        "achieved_delta": 0.0,
+    } | {"guarantee": Guarantee.EXACT, "method": "laplace"}
+
+
+def family_for(noise: NoiseFn, epsilon: float, delta: float) -> list[dict]:
+    """sigma = f(eps, delta) as given (naive) and refined by the exact partial order of (eps, delta)
+    conditions (GDPT Sec. 5.2), each with the delta it achieves at eps (GDPT Thm 3.1)."""
+    refined = partial_order.refine_noise(_feasible_noise(noise), epsilon, delta)
+    rows = []
+    for method, sigma, epsilon0, delta0 in (
+        ("naive", refined.naive_sigma, epsilon, delta),
+        ("gdpt-refined", refined.sigma, refined.epsilon0, refined.delta0),
+    ):
+        achieved = partial_order.implied_delta(epsilon0, delta0, epsilon)
+        rows.append(
+            {"epsilon": epsilon, "delta": delta, "sigma": sigma}
+            | {"epsilon0": epsilon0, "delta0": delta0, "achieved_delta": min(float(achieved), 1.0)}
+            | {"guarantee": Guarantee.UPPER_BOUND, "method": method}
+        )
+    return rows
+
+
+def _feasible_noise(formula: NoiseFn) -> NoiseFn:
+    """f(eps, delta) with non-finite or non-positive values turned into NaN (infeasible for refine_noise)."""
+
+    def noise(epsilon: np.ndarray, delta: np.ndarray) -> np.ndarray:
+        values = np.asarray(formula(epsilon, delta), dtype=float)
+        return np.where(np.isfinite(values) & (values > 0), values, np.nan)
+
+    return noise
+
+
+def clt_noise(mu: float, run: Run) -> float:
+    """The noise multiplier at which the Poisson CLT gives mu: mu = q sqrt(T (e^{mu_1^2} - 1)) with
+    mu_1 = sensitivity / s (one step), solved for s.
+
+    Su (2024), DP-SGD section (Bu et al. 2020). Used as an approximation (--method clt, Poisson) and as
+    the first bracket of every search (the rigorous noise is typically a few percent larger).
+    """
+    effective = 1.0 / math.sqrt(math.log1p((mu / run.sampling_rate) ** 2 / run.steps))
+    return effective * run.step_sensitivity
+
+
+def sgd_epsilon_row(
+    epsilon: float,
+    delta: float,
+    run: Run,
+    method: str,
+    conversion: str,
+    tolerance: float,
+    accuracy: float,
+) -> dict:
+    """The smallest noise multiplier whose `method` epsilon at delta is <= epsilon (CLT guess first).
+
+    The figure is dpsgd.certified, the number `gdpcli sgd` reports and a budget check relies on, so the
+    answer round-trips; the row carries that figure's own label.
+    """
+
+    found: dict[float, Figures] = {}
+
+    def epsilon_of(noise: float) -> float:
+        found[noise] = dpsgd.certified(
+            dataclasses.replace(run, noise_multiplier=noise),
+            delta,
+            method=method,
+            accuracy=accuracy,
+            conversion=conversion,
+        )
+        return float(found[noise].values[0])
+
+    guess = clt_noise(float(gdp.mu(epsilon, delta)), run)
+    search = calibrate.smallest_noise(epsilon_of, epsilon, guess, guess * 1.05, rtol=tolerance)
+    figure = found[search.noise]
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "noise_multiplier": search.noise,
+        "achieved_epsilon": search.value,
+        "guarantee": figure.guarantee,
+        "method": figure.method,
+    }
+
+
+def sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
+    """The smallest noise multiplier whose CLT mu (GDP paper Cor. 4, or the Poisson formula) is <= mu.
+
+    With m = sensitivity / s the mu of one step: without subsampling (q = 1) the run is exactly
+    (sqrt(T) m)-GDP (GDP paper Cor. 2). Otherwise only the CLT states a mu for DP-SGD: composition only
+    lowers a trade-off function, so the run's f is at most the one-step p G_m(alpha) + (1 - p)(1 - alpha)
+    (GDP paper Sec. 4; C_p of it for fixed-size batches is lower still), whose tail 1 - f(alpha) >=
+    p Phi(m - z), z = Phi^-1(1 - alpha), exceeds 1 - G_mu(alpha) = Phi(mu - z) as z -> inf for every
+    mu < m. So an exact mu-GDP guarantee needs m <= mu whatever p is, and a numerical accountant with
+    truncated tails cannot certify G_mu there.
+    """
+
+    if run.sampling_rate == 1.0 and method != "clt":
+        total = run.step_sensitivity * math.sqrt(run.steps)
+        noise = calibrate.gaussian_sigma_for_mu(mu, total)
+        return _mu_row(mu, noise, total / noise, Guarantee.EXACT, "gdp")
+    if method != "clt":
+        needed = run.step_sensitivity / mu
+        raise ComputationError(
+            f"--mu with --method {method} is not supported: subsampled DP-SGD is only asymptotically GDP "
+            f"(an exact {mu:g}-GDP guarantee needs noise_multiplier >= {needed:.6g} at any sampling rate)",
+            "use --epsilon with --delta for a rigorous calibration, or --method clt for an approximation",
+        )
+    guess = clt_noise(mu, run)
+    search = calibrate.smallest_noise(
+        lambda noise: dpsgd.clt_mu(dataclasses.replace(run, noise_multiplier=noise)),
+        mu,
+        guess,
+        guess * (1 + tolerance),
+        rtol=tolerance,
+    )
+    return _mu_row(mu, search.noise, search.value, Guarantee.APPROXIMATION, "clt")
+
+
+def _mu_row(mu: float, noise: float, achieved: float, guarantee: Guarantee, method: str) -> dict:
+    """One `calibrate sgd --mu` row."""
+    return {
+        "mu": mu,
+        "noise_multiplier": noise,
+        "achieved_mu": achieved,
+        "guarantee": guarantee,
+        "method": method,
+    }

@@ -1,0 +1,200 @@
+"""Amplification by subsampling of one step, C_p(f) (GDP paper Sec. 4): the exact C_p where a closed form
+exists, a rigorous bracket for Laplace, GDP paper Cor. 3 as printed and the classical Lemma 2 beside it, and
+the PLD accountant for several steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gdpcli.accounting.accountants import ExactSingle, NumericalPLD
+from gdpcli.accounting.figures import Accountant, Figures
+from gdpcli.errors import ComputationError
+from gdpcli.events import ApproxDP, Mechanism, Repeated, Sampled, Sampling
+from gdpcli.guarantees import Guarantee
+
+EXACT, UPPER, LOWER = Guarantee.EXACT, Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND
+
+_PROFILE_POINTS = 20001  # eps grid of the Laplace lower bound (gap to the upper bound ~1e-10 at eps0 = 1)
+_GRID_POINTS = 20001  # knots per family of the Laplace upper bound
+_SMALLEST_KNOT = 1e-12  # smaller knots next to alpha = 0 upset the convex hull of the grid route
+
+
+def corollary_3_as_printed(
+    alpha: np.ndarray, epsilon: float, delta: float, sampling_rate: float
+) -> np.ndarray:
+    """GDP paper Cor. 3 (eq. 14) as printed: max(f_{eps',delta'}(alpha), 1 - p delta - p tanh(eps/2) - alpha).
+
+    eps', delta' are Lemma 2's. The exact C_p(f_{eps,delta}) (subsample.subsampled_eps_delta_tradeoff) has
+    the middle line 1 - p (delta + (1 - delta) tanh(eps/2)) - alpha: the printed formula drops the factor
+    (1 - delta) on tanh(eps/2), so its line is lower by p delta tanh(eps/2). Both parts lie below C_p, so
+    the printed value is a valid but loose lower bound on beta (equal to C_p when delta = 0); it is shown
+    because readers compare with the paper.
+    """
+
+    from gdpcli.core.subsample import subsampled_eps_delta
+    from gdpcli.core.tradeoff import eps_delta_tradeoff
+
+    p = sampling_rate
+    epsilon_p, delta_p = subsampled_eps_delta(epsilon, delta, p)
+    line = 1.0 - p * delta - p * np.tanh(0.5 * epsilon) - alpha
+    return np.maximum(np.asarray(eps_delta_tradeoff(alpha, epsilon_p, delta_p)), line)
+
+
+class SubsampledStep:
+    """One step sampled at rate p: C_p(f), exact where a closed form exists (GDP paper Def. 6, Thm 9).
+
+    delta(eps) is the profile of C_p(f), the larger of the two Poisson directions (subsample.
+    fixed_size_profile), and epsilon(delta) its inverse, rounded up. beta: eq. (13) for GDP, the corrected
+    Cor. 3 for (eps, delta)-DP, and for Laplace a rigorous bracket (see `_laplace_bracket`).
+    """
+
+    method = "cp-exact"
+
+    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
+        from gdpcli.core.subsample import fixed_size_profile
+
+        self.mechanism = mechanism
+        self.sampling_rate = sampling_rate
+        self.profile = fixed_size_profile(mechanism.profile, sampling_rate)
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+
+        from gdpcli.core.tradeoff import epsilon_from_profile
+
+        values = _array(epsilon_from_profile(self.profile, deltas))
+        return [Figures(values, EXACT, self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+
+        return [Figures(_array(self.profile(epsilons)), EXACT, self.method)]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+
+        mechanism, p = self.mechanism, self.sampling_rate
+        values = mechanism.subsampled_tradeoff(alphas, p)
+        if values is None and p == 1.0:
+            values = mechanism.tradeoff(alphas)  # C_1(f) = f for symmetric f
+        elif values is None:
+            return self._laplace_bracket(alphas)
+        return [Figures(_array(values), EXACT, self.method)]
+
+    def _laplace_bracket(self, alphas: np.ndarray) -> list[Figures]:
+        """Rigorous lower and upper bounds on C_p(f) for the Laplace trade-off f (no closed form here).
+
+        Lower (the safe side, method cp-profile): the supporting lines 1 - delta(eps) - e^eps alpha of
+        C_p(f) at eps on a grid of [-eps', eps'] (Prop. 5/6), eps' = log(1 - p + p e^eps0) bounding its
+        privacy loss. Upper (cp-grid): C_p of the piecewise-linear interpolant of f, which lies above the
+        convex f; C_p is monotone (Sec. 4.1), so this is >= C_p(f). Knots: uniform, normal-quantile and
+        geometric on [e^-eps0 / 2, 1/2] (the 1/alpha piece), all >= 1e-12; below that the bound is loose.
+        """
+
+        from gdpcli.core.subsample import subsample_grid, subsampled_eps_delta
+        from gdpcli.core.tradeoff import alpha_grid, grid_from_tradeoff, tradeoff_from_profile
+
+        mechanism, p = self.mechanism, self.sampling_rate
+        epsilon_p = subsampled_eps_delta(mechanism.epsilon, 0.0, p)[0]
+        lower = tradeoff_from_profile(
+            self.profile, alphas, np.linspace(-epsilon_p, epsilon_p, _PROFILE_POINTS)
+        )
+        kink = max(0.5 * np.exp(-mechanism.epsilon), _SMALLEST_KNOT)
+        knots = np.concatenate(
+            (
+                np.linspace(0.0, 1.0, _GRID_POINTS),
+                alpha_grid(_GRID_POINTS),
+                np.geomspace(kink, 0.5, _GRID_POINTS),
+            )
+        )
+        upper = subsample_grid(grid_from_tradeoff(mechanism.tradeoff, knots), p)(alphas)
+        return [
+            Figures(_array(lower), LOWER, "cp-profile"),
+            Figures(_array(upper), UPPER, "cp-grid"),
+        ]
+
+
+class ClassicalAmplification:
+    """GDP paper Lemma 2 (Ullman 2017): C_p(f_{eps,delta}) >= f_{eps',delta'}, eps' = log(1 - p + p e^eps),
+    delta' = p delta. Rigorous but loose: a lower bound on beta, upper bounds on epsilon and delta."""
+
+    method = "lemma2"
+
+    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
+        from gdpcli.core.subsample import subsampled_eps_delta
+
+        self.epsilon_prime, self.delta_prime = subsampled_eps_delta(*mechanism.eps_delta, sampling_rate)
+        self.context = {"eps_prime": self.epsilon_prime, "delta_prime": self.delta_prime}
+        self.closed_form = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        return self._relabel(self.closed_form.epsilon(deltas), UPPER)
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return self._relabel(self.closed_form.delta(epsilons), UPPER)
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        return self._relabel(self.closed_form.beta(alphas), LOWER)
+
+    def _relabel(self, figures: list[Figures], guarantee: Guarantee) -> list[Figures]:
+
+        return [Figures(f.values, guarantee, self.method) for f in figures]
+
+
+class PrintedCorollary3:
+    """GDP paper Cor. 3 as printed (`corollary_3_as_printed`): a trade-off lower bound only."""
+
+    method = "cor3"
+
+    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
+        self.mechanism = mechanism
+        self.sampling_rate = sampling_rate
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        return []
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return []
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+
+        values = corollary_3_as_printed(alphas, *self.mechanism.eps_delta, self.sampling_rate)
+        return [Figures(_array(values), LOWER, self.method)]
+
+
+def _array(values: Any) -> np.ndarray:
+
+    return np.atleast_1d(np.asarray(values, dtype=float))
+
+
+def subsampling_accountants(
+    spec: Repeated, sampling_rate: float, sampling: str, accuracy: float
+) -> tuple[list[Accountant], list[str]]:
+    """Who answers, and the notes for the table: C_p for one step, the PLD accountant for several."""
+
+    mechanism = spec.mechanism
+    if not mechanism.has_tradeoff:
+        raise ComputationError(
+            f"{spec.describe()}: an RDP guarantee has no trade-off function to subsample",
+            "give the mechanism itself, e.g. gaussian:sigma=2",
+        )
+    if spec.times > 1:
+        subsampled = Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling)), spec.times)
+        note = (
+            f"{spec.times} steps composed after subsampling: rigorous PLD bounds; Poisson composes f_p and "
+            "f_p^-1 direction by direction, fixed-size composes C_p(f) (GDP paper Thm 10)"
+        )
+        return [NumericalPLD([subsampled], accuracy)], [note]
+    notes = ["one step: Poisson (add/remove) and fixed-size (replace-one) sampling both give C_p(f)"]
+    accountants: list[Accountant] = [SubsampledStep(mechanism, sampling_rate)]
+    if mechanism.eps_delta is not None:
+        accountants += [
+            PrintedCorollary3(mechanism, sampling_rate),
+            ClassicalAmplification(mechanism, sampling_rate),
+        ]
+        notes += [
+            "cp-exact: C_p(f_{eps,delta}) from eq. (13); cor3: eq. (14) as printed, which drops a factor "
+            "(1 - delta) and is a loose lower bound; lemma2: the classical (eps', delta') bound",
+        ]
+    elif mechanism.gdp_mu is None and sampling_rate < 1.0:
+        notes += ["beta of subsampled Laplace: cp-profile (lower) and cp-grid (upper) bracket C_p(f)"]
+    return accountants, notes
