@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from gdpcli.accounting import dpsgd
 from gdpcli.errors import ComputationError, InputError
@@ -84,12 +82,6 @@ def test_certified_epsilon_orders() -> None:
     rdp = dpsgd.certified_epsilon(run, 1e-5, "rdp")
     classic = dpsgd.certified_epsilon(run, 1e-5, "rdp", conversion="classic")
     assert 0 < exact <= rdp <= classic
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.integers(0, 10**9), st.integers(1, 10**9))
-def test_largest_steps_where_finds_the_boundary(boundary: int, guess: int) -> None:
-    assert dpsgd.largest_steps_where(lambda t: t <= boundary, guess) == boundary
 
 
 def test_budget_of_plain_gaussian_is_exact() -> None:

@@ -121,7 +121,8 @@ class NumericalPLD:
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        upper, lower = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
+        bounds = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
+        upper, lower = bounds.upper, bounds.lower
         return [
             Figures(np.atleast_1d(upper), UPPER, self.method),
             Figures(np.atleast_1d(lower), LOWER, self.method),
@@ -130,7 +131,8 @@ class NumericalPLD:
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        lower, upper = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
+        bounds = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
+        lower, upper = bounds.lower, bounds.upper
         return [
             Figures(np.atleast_1d(lower), LOWER, self.method),
             Figures(np.atleast_1d(upper), UPPER, self.method),

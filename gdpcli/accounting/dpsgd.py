@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli.accounting import Figures
+from gdpcli.core.roots import largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
@@ -43,7 +44,6 @@ MAX_STEPS = 10**12
 _NEIGHBOURING = {"poisson": "add/remove", "fixed": "replace-one"}
 SENSITIVITY = {"add/remove": 1.0, "replace-one": 2.0}
 """One step's L2 sensitivity in units of the clipping norm C, by neighbouring relation."""
-_BRACKET_STEP = 0.02  # first relative step of the budget search around its starting guess
 _FINE_STEP = 0.002  # the same after two secant steps
 
 
@@ -373,39 +373,6 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     return float(gdp.mu(epsilon, delta))
 
 
-def largest_steps_where(holds: Callable[[int], bool], guess: int, step: float = _BRACKET_STEP) -> int:
-    """The largest T in [0, MAX_STEPS] with holds(T), for a predicate true up to some T and false after.
-
-    Starts at the guess and moves geometrically (relative steps s, 2 s, 4 s, ...) until the boundary is
-    bracketed, then bisects on integers: about 2 log2(relative error of the guess / s) + log2(s T) + 2
-    evaluations.
-    """
-    good, bad = _bracket(holds, min(max(guess, 1), MAX_STEPS), step)
-    while bad - good > 1:
-        middle = (good + bad) // 2
-        good, bad = (middle, bad) if holds(middle) else (good, middle)
-    return good
-
-
-def _bracket(holds: Callable[[int], bool], guess: int, step: float) -> tuple[int, int]:
-    """(good, bad) with holds(good) (or good = 0) and not holds(bad) (or bad = MAX_STEPS + 1)."""
-    if holds(guess):
-        good = guess
-        while good < MAX_STEPS:
-            candidate = min(max(int(good * (1 + step)), good + 1), MAX_STEPS)
-            if not holds(candidate):
-                return good, candidate
-            good, step = candidate, 2 * step
-        return MAX_STEPS, MAX_STEPS + 1
-    bad = guess
-    while bad > 1:
-        candidate = max(min(int(bad / (1 + step)), bad - 1), 1)
-        if holds(candidate):
-            return candidate, bad
-        bad, step = candidate, 2 * step
-    return 0, 1
-
-
 def largest_steps(
     run: Run,
     delta: float,
@@ -453,7 +420,9 @@ def largest_steps(
             if not 0 < epsilon < math.inf:
                 break
             guess = _rescaled(guess, mu_target, gdp_mu(epsilon, delta))
-        return largest_steps_where(lambda t: value(t, kind) <= target_epsilon, guess, _FINE_STEP)
+        return largest_integer_where(
+            lambda t: value(t, kind) <= target_epsilon, guess=guess, step=_FINE_STEP, limit=MAX_STEPS
+        )
 
     def allowed(guarantee: Guarantee) -> bool:  # what the budget rests on (see `certified`)
         return guarantee is Guarantee.APPROXIMATION if method == "clt" else guarantee.certifies_at_most

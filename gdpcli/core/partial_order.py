@@ -164,24 +164,6 @@ def tangent_bound(epsilon: ArrayLike, tangent_epsilon: np.ndarray, tangent_delta
     return as_output(pairs.min(axis=0, initial=1.0).reshape(epsilon.shape))
 
 
-def refined_delta(
-    epsilon: ArrayLike,
-    delta_naive: Callable[[np.ndarray], np.ndarray],
-    tangent_epsilon: np.ndarray,
-    tangent_delta: np.ndarray,
-) -> ArrayLike:
-    """The refined privacy profile of GDPT Sec. 3 and App. B (rounded up):
-
-        delta(eps) = min(delta_naive(eps), min_{k: eps_k >= eps} implied_delta(eps_k, delta_k, eps)).
-
-    For the paper's examples there is one tangent point and this is min(tight-pair profile of
-    (eps_k, delta_k), naive profile). Every term is a valid bound, so the result is one whatever the
-    tangent points; they make it the tightest bound that single implications of the family give.
-    """
-    naive = np.clip(np.asarray(delta_naive(np.asarray(epsilon, dtype=float)), dtype=float), 0.0, 1.0)
-    return as_output(np.minimum(naive, tangent_bound(epsilon, tangent_epsilon, tangent_delta)))
-
-
 @dataclass(frozen=True)
 class NoiseRefinement:
     """Utility refinement of a noise calibration sigma = f(eps, delta) for a target (E, D) (GDPT Sec. 5.2).

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import fft
@@ -511,9 +512,18 @@ def initial_interval(components: Components, accuracy: float) -> float:
     return float(min(0.05, np.sqrt(accuracy * composed / (0.02 * density))))
 
 
+class Measurement(NamedTuple):
+    """Bounds at every query from one composed grid, and the pair (upper, lower) that decides refinement."""
+
+    upper: np.ndarray
+    lower: np.ndarray
+    worst_upper: float
+    worst_lower: float
+
+
 def _refine(
     components: Components,
-    measure: Callable[[Composed], tuple[float, float]],
+    measure: Callable[[Composed], Measurement],
     accuracy: float,
     absolute: float,
     max_points: int,
@@ -521,7 +531,8 @@ def _refine(
     *,
     within_floor: bool = False,
 ) -> Bounds:
-    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute, within max_points.
+    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute, within max_points, and
+    return the bounds at every query (arrays) from the grid that met it.
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it the array size is predicted from the last
@@ -531,22 +542,23 @@ def _refine(
     tail truncation or round-off, which a finer grid cannot remove), the tightest bounds found are
     returned: rigorous, just wider than asked. (Single refinements can stall by grid alignment.)
     """
-    best: Bounds | None = None
+    best: tuple[float, Bounds] | None = None
     stalls = 0
     while True:
         composed = compose_all(components, interval, max_points)
-        upper, lower = measure(composed)
-        gap = upper - lower
-        allowed = accuracy * lower + absolute
+        measured = measure(composed)
+        bounds = Bounds(measured.upper, measured.lower, float(interval))
+        gap = measured.worst_upper - measured.worst_lower
+        allowed = accuracy * measured.worst_lower + absolute
         if within_floor:  # a delta gap below the round-off floor cannot be resolved by a finer grid
             allowed = max(allowed, _ROUND_OFF_MARGIN * composed.round_off())
         if gap <= allowed:
-            return Bounds(upper, lower, float(interval))
-        stalls = stalls + 1 if best is not None and gap > (best.upper - best.lower) * (2.0 / 3.0) else 0
-        if best is None or gap < best.upper - best.lower:
-            best = Bounds(upper, lower, float(interval))
+            return bounds
+        stalls = stalls + 1 if best is not None and gap > best[0] * (2.0 / 3.0) else 0
+        if best is None or gap < best[0]:
+            best = (gap, bounds)
         if stalls >= 3:
-            return best
+            return best[1]
         shrink = (
             0.25
             if not np.isfinite(gap) or allowed <= 0
@@ -554,6 +566,15 @@ def _refine(
         )
         interval *= shrink
         _check_size(int(composed.points() / shrink), max_points)
+
+
+def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
+    """Bounds with the query's shape (floats for a scalar query)."""
+    return Bounds(
+        as_output(np.reshape(bounds.upper, shape)),
+        as_output(np.reshape(bounds.lower, shape)),
+        bounds.interval,
+    )
 
 
 def _check_round_off(delta: float, composed: Composed) -> None:
@@ -585,9 +606,8 @@ def epsilon_bounds(
     flat = np.atleast_1d(delta)
     for value in flat:
         _check_delta(float(value))
-    result: dict[str, np.ndarray] = {}
 
-    def measure(composed: Composed) -> tuple[float, float]:
+    def measure(composed: Composed) -> Measurement:
         _check_round_off(float(flat.min()), composed)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             upper = np.max([np.atleast_1d(p.epsilon(flat)) for p in composed.upper], axis=0)
@@ -600,15 +620,11 @@ def epsilon_bounds(
             )
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
-        result["upper"], result["lower"] = upper, lower
         worst = int(np.argmax(upper - lower - (accuracy * lower + 1e-6 * accuracy)))  # decides refinement
-        return float(upper[worst]), float(lower[worst])
+        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]))
 
-    bounds = _refine(
-        components, measure, accuracy, 1e-6 * accuracy, max_points, initial_interval(components, accuracy)
-    )
-    upper, lower = result["upper"].reshape(delta.shape), result["lower"].reshape(delta.shape)
-    return Bounds(as_output(upper), as_output(lower), bounds.interval)
+    interval = initial_interval(components, accuracy)
+    return _shaped(_refine(components, measure, accuracy, 1e-6 * accuracy, max_points, interval), delta.shape)
 
 
 def delta_bounds(
@@ -617,8 +633,8 @@ def delta_bounds(
     *,
     accuracy: float = DEFAULT_ACCURACY,
     max_points: int = MAX_POINTS,
-) -> tuple[ArrayLike, ArrayLike]:
-    """(upper, lower) bounds on delta(eps) of the composition, the worst direction's profile, at every eps
+) -> Bounds:
+    """Bounds on delta(eps) of the composition, the worst direction's profile, at every eps
     of an array from ONE composition per grid (a whole privacy-profile table costs what one point does).
 
     Refined until upper <= (1 + accuracy) lower + 1e-15 at every eps. The FFT cannot resolve delta below
@@ -628,24 +644,20 @@ def delta_bounds(
     """
     epsilon = np.asarray(epsilon, dtype=float)
     flat = np.atleast_1d(epsilon)
-    result: dict[str, np.ndarray] = {}
 
-    def measure(composed: Composed) -> tuple[float, float]:
+    def measure(composed: Composed) -> Measurement:
         upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
         lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
         floor = _ROUND_OFF_MARGIN * composed.round_off()
         upper = np.minimum(np.maximum(upper * (1 + _SAFETY), floor), 1.0)
         lower = lower * (1 - _SAFETY)
-        result["upper"], result["lower"] = upper, lower
         allowed = np.maximum(accuracy * lower + 1e-15, floor)
         worst = int(np.argmax(upper - lower - allowed))  # the point that decides whether to refine
-        return float(upper[worst]), float(lower[worst])
+        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]))
 
     interval = initial_interval(components, accuracy)
-    _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
-    return as_output(result["upper"].reshape(epsilon.shape)), as_output(
-        result["lower"].reshape(epsilon.shape)
-    )
+    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
+    return _shaped(bounds, epsilon.shape)
 
 
 def _check_delta(delta: float) -> None:
@@ -698,8 +710,8 @@ def tradeoff_bounds(
     *,
     accuracy: float = DEFAULT_ACCURACY,
     max_points: int = MAX_POINTS,
-) -> tuple[ArrayLike, ArrayLike]:
-    """(beta_lower, beta_upper) bracketing the trade-off function of the composition at alpha.
+) -> Bounds:
+    """Bounds bracketing the trade-off function beta of the composition at alpha.
 
     beta(alpha) = sup_x (1 - delta(x) - x alpha) (conjugacy of profile and trade-off function; the
     profile of the add/remove-symmetrized result is the maximum over directions). The pessimistic
@@ -708,13 +720,11 @@ def tradeoff_bounds(
     """
     alpha = np.asarray(alpha, dtype=float)
     flat = np.atleast_1d(alpha)
-    result: dict[str, np.ndarray] = {}
 
-    def measure(composed: Composed) -> tuple[float, float]:
-        result["lower"] = tradeoff_of(composed.upper, flat)
-        result["upper"] = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
-        return float(np.max(result["upper"] - result["lower"])), 0.0
+    def measure(composed: Composed) -> Measurement:
+        lower = tradeoff_of(composed.upper, flat)
+        upper = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
+        return Measurement(upper, lower, float(np.max(upper - lower)), 0.0)
 
-    _refine(components, measure, 0.0, accuracy, max_points, initial_interval(components, accuracy))
-    lower, upper = result["lower"].reshape(alpha.shape), result["upper"].reshape(alpha.shape)
-    return as_output(lower), as_output(upper)
+    interval = initial_interval(components, accuracy)
+    return _shaped(_refine(components, measure, 0.0, accuracy, max_points, interval), alpha.shape)

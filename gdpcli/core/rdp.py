@@ -20,8 +20,8 @@ order gives a valid bound, so the search affects only tightness, never validity.
 Public API: curves `gaussian`, `laplace`, `randomized_response`, `subsampled_gaussian`, `compose`,
 `self_compose`; single points `epsilon`, `delta`; curves and finite point sets `epsilon_from_curve`,
 `delta_from_curve`, `epsilon_from_points`, `delta_from_points` (each returns a `Conversion`: the value
-and the order that achieved it); the paper's Sec. IV comparisons `gaussian_composition_epsilon` and
-`gaussian_composition_steps`.
+and the order that achieved it). The paper's Sec. IV comparisons (T-fold Gaussian composition by each
+method) are reproduced in tests/core/test_rdp.py.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from scipy import special
 from gdpcli.core import gdp
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import log_Phi
-from gdpcli.core.roots import bracketed_newton, largest_integer_where
+from gdpcli.core.roots import bracketed_newton
 from gdpcli.errors import ComputationError, InputError
 
 RdpCurve = Callable[[np.ndarray], np.ndarray]
@@ -45,7 +45,6 @@ _T = TypeVar("_T")
 
 EPSILON_METHODS = ("classic", "improved", "lemma1", "optimal")
 DELTA_METHODS = ("classic", "improved", "optimal")
-COMPOSITION_METHODS = ("ma", "lemma2", "lemma2-continuous", "optimal", "exact")
 # The order grid on which the paper's Fig. 2 comparison (and values.json) minimises Lemma 2: 200000 equally
 # spaced orders in (1, 1e5] (step 0.499995), 1e5 = 1/delta being the largest order Lemma 2 allows.
 PAPER_ORDER_GRID = np.linspace(1.0, 1e5, 200001)[1:]
@@ -671,47 +670,3 @@ def delta_from_points(
     values = np.atleast_1d(delta(orders, rdp_epsilons, epsilon, method))
     k = int(np.argmin(values))
     return Conversion(value=float(values[k]), order=float(np.atleast_1d(orders)[k]))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# T-fold Gaussian composition: the paper's Sec. IV comparisons
-# ---------------------------------------------------------------------------------------------------------
-
-
-def gaussian_composition_epsilon(sigma: float, steps: int, delta: float, method: str = "optimal") -> float:
-    """epsilon at delta of the T-fold composition of the Gaussian mechanism (unit sensitivity, noise sigma).
-
-    Methods: `ma`, the moments accountant, the paper's eq. (23): rho T + sqrt(4 rho T log(1/delta)),
-    rho = 1/(2 sigma^2) (the exact infimum of eq. (3) over alpha); `lemma2`, the paper's Lemma 2 (eq. 26)
-    minimised over PAPER_ORDER_GRID, which reproduces the paper's Fig. 2 comparison ("a hundred rounds");
-    `lemma2-continuous`, the same minimised over all real orders (slightly tighter, a rigorous bound all
-    the same); `optimal`, Thm 3 optimised over alpha; `exact`, the GDP value with mu = sqrt(T)/sigma
-    (GDP paper Cor. 1, 2), for comparison.
-    """
-    _check_method(method, COMPOSITION_METHODS)
-    _check_delta(delta)
-    if not (sigma > 0.0 and steps >= 1):
-        raise InputError("need sigma > 0 and at least one step", f"got sigma={sigma}, steps={steps}")
-    if method == "ma":
-        rho_t = steps / (2.0 * sigma**2)
-        return float(_upward_sum(np.float64(rho_t), np.sqrt(4.0 * rho_t * -np.log(delta))))
-    if method == "exact":
-        return float(gdp.epsilon(delta, math.sqrt(steps) / sigma))
-    curve = self_compose(lambda order: gaussian(order, sigma), steps)
-    if method == "lemma2":
-        return epsilon_from_points(PAPER_ORDER_GRID, curve(PAPER_ORDER_GRID), delta, "lemma1").value
-    return epsilon_from_curve(curve, delta, "lemma1" if method == "lemma2-continuous" else "optimal").value
-
-
-def gaussian_composition_steps(
-    sigma: float, epsilon_budget: float, delta: float, method: str = "optimal"
-) -> int:
-    """The largest T whose T-fold Gaussian composition has epsilon <= the budget at delta, by method.
-
-    Same methods as gaussian_composition_epsilon; epsilon grows with T, so an integer search applies.
-    Returns 0 when even one step exceeds the budget.
-    """
-    _check_method(method, COMPOSITION_METHODS)
-    return largest_integer_where(
-        lambda steps: gaussian_composition_epsilon(sigma, steps, delta, method) <= epsilon_budget
-    )

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gdpcli.errors import ComputationError
+
 Vector = np.ndarray
 
 
@@ -99,29 +101,38 @@ def _midpoint(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(wide, geometric, 0.5 * (lo + hi))
 
 
-def largest_integer_where(holds: Callable[[int], bool], start: int = 1, limit: int = 10**12) -> int:
-    """The largest n >= start - 1 with holds(n) true, for a predicate true up to some n and false after.
+def largest_integer_where(
+    holds: Callable[[int], bool], *, guess: int = 1, step: float = 1.0, limit: int = 10**12
+) -> int:
+    """The largest n in [0, limit] with holds(n), for a predicate true up to some n and false after (0 when
+    holds(1) is false already).
 
-    Exponential search for a bracket, then integer bisection. Returns start - 1
-    when holds(start) is already false, and raises OverflowError when holds(limit)
-    is still true.
+    From the guess (clipped to [1, limit]) the search moves geometrically, by relative steps s, 2 s, 4 s,
+    ... (at least one integer each), until the boundary is bracketed, then bisects on integers: about
+    2 log2(relative error of the guess / s) + log2(s n) + 2 evaluations. ComputationError when holds(limit)
+    is still true: the search does not answer "at least the limit" silently.
     """
-    if not holds(start):
-        return start - 1
-    good, step = start, 1
-    while True:
-        candidate = min(start + step, limit)
-        if not holds(candidate):
-            bad = candidate
-            break
-        good = candidate
-        if candidate == limit:
-            raise OverflowError(f"the predicate still holds at the search limit {limit}")
-        step *= 2
+    good, bad = _integer_bracket(holds, min(max(guess, 1), limit), step, limit)
     while bad - good > 1:
-        mid = (good + bad) // 2
-        if holds(mid):
-            good = mid
-        else:
-            bad = mid
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if holds(middle) else (good, middle)
     return good
+
+
+def _integer_bracket(holds: Callable[[int], bool], guess: int, step: float, limit: int) -> tuple[int, int]:
+    """(good, bad) with holds(good) (or good = 0) and not holds(bad), bad = good + 1 at the end."""
+    if holds(guess):
+        good = guess
+        while good < limit:
+            candidate = min(max(int(good * (1 + step)), good + 1), limit)
+            if not holds(candidate):
+                return good, candidate
+            good, step = candidate, 2 * step
+        raise ComputationError(f"the condition still holds at the search limit {limit:.3g}")
+    bad = guess
+    while bad > 1:
+        candidate = max(min(int(bad / (1 + step)), bad - 1), 1)
+        if holds(candidate):
+            return candidate, bad
+        bad, step = candidate, 2 * step
+    return 0, 1

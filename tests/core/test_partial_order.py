@@ -130,7 +130,8 @@ def test_icea_tangent_point() -> None:
 def test_refined_profile_is_tangent_pair_below_and_naive_above() -> None:
     eps_k, delta_k = po.tangent_points(sgd_naive)
     eps = np.linspace(0, 4, 401)
-    refined = po.refined_delta(eps, sgd_naive, eps_k, delta_k)
+    # GDPT Sec. 3 / App. B: delta(eps) = min(naive, min over eps_k >= eps of implied_delta(eps_k, delta_k, .))
+    refined = np.minimum(np.clip(sgd_naive(eps), 0.0, 1.0), po.tangent_bound(eps, eps_k, delta_k))
     assert np.all(refined <= sgd_naive(eps) * (1 + 1e-15))
     below = eps < eps_k[0]
     expected_below = [float(mp_implied(eps_k[0], delta_k[0], e)) for e in eps[below]]

@@ -232,13 +232,15 @@ def test_gaussian_sigma20_x1000() -> None:
 
 def test_gaussian_delta_bounds_bracket_gdp() -> None:
     mu_total = np.sqrt(50) * 0.2
-    upper, lower = pld.delta_bounds([(gaussian(0.2), 50)], 2.0)
+    bounds = pld.delta_bounds([(gaussian(0.2), 50)], 2.0)
+    upper, lower = bounds.upper, bounds.lower
     exact = gdp.delta(2.0, mu_total)
     assert lower <= exact <= upper
     assert upper <= 1.005 * lower + 1e-15
     # a whole profile table from one composition per grid, each point bracketing the exact value
     epsilons = np.linspace(0.0, 6.0, 61)
-    uppers, lowers = pld.delta_bounds([(gaussian(0.2), 50)], epsilons)
+    bounds = pld.delta_bounds([(gaussian(0.2), 50)], epsilons)
+    uppers, lowers = bounds.upper, bounds.lower
     exacts = gdp.delta(epsilons, mu_total)
     assert np.all(lowers <= exacts) and np.all(exacts <= uppers)
     assert np.all(uppers <= 1.005 * lowers + 1e-9)  # 1e-9: far above this case's round-off floor
@@ -321,7 +323,8 @@ def _pure_dp_tradeoff(eps0: float, k: int, alpha: np.ndarray) -> np.ndarray:
 def test_tradeoff_bounds_bracket_pure_dp_composition(alpha: list[float]) -> None:
     eps0, k = REFERENCE["pure_dp_exact_composition"][0]["eps0"], 10
     alpha = np.sort(np.array(alpha))
-    lower, upper = pld.tradeoff_bounds([(approx_dp(eps0, 0.0), k)], alpha, accuracy=0.01)
+    bounds = pld.tradeoff_bounds([(approx_dp(eps0, 0.0), k)], alpha, accuracy=0.01)
+    lower, upper = bounds.lower, bounds.upper
     exact = _pure_dp_tradeoff(eps0, k, alpha)
     assert np.all(lower <= exact + 1e-12)
     assert np.all(exact <= upper + 1e-12)
@@ -332,7 +335,8 @@ def test_tradeoff_bounds_bracket_pure_dp_composition(alpha: list[float]) -> None
 
 def test_tradeoff_of_gaussian_composition_brackets_g_mu() -> None:
     alpha = np.linspace(0, 1, 41)
-    lower, upper = pld.tradeoff_bounds([(gaussian(0.25), 16)], alpha)
+    bounds = pld.tradeoff_bounds([(gaussian(0.25), 16)], alpha)
+    lower, upper = bounds.lower, bounds.upper
     exact = gdp.tradeoff(alpha, 1.0)
     assert np.all(lower <= exact + 1e-12) and np.all(exact <= upper + 1e-12)
 
@@ -340,9 +344,10 @@ def test_tradeoff_of_gaussian_composition_brackets_g_mu() -> None:
 def test_asymmetric_tradeoff_uses_the_worse_direction() -> None:
     """Poisson subsampling: beta lies below both directions' trade-off functions (add/remove symmetrized)."""
     alpha = np.linspace(0.0, 1.0, 21)
-    lower, upper = pld.tradeoff_bounds([(SUBSAMPLED, 3)], alpha, accuracy=0.01)
+    bounds = pld.tradeoff_bounds([(SUBSAMPLED, 3)], alpha, accuracy=0.01)
+    lower, upper = bounds.lower, bounds.upper
     remove_only = pld.tradeoff_bounds([(pld.DominatingPair(SUBSAMPLED.remove), 3)], alpha, accuracy=0.01)
-    assert np.all(lower <= remove_only[1] + 1e-12)
+    assert np.all(lower <= remove_only.upper + 1e-12)
     assert np.all(lower <= upper)
 
 
