@@ -1,12 +1,16 @@
 """gdpcli: a privacy calculator built on f-DP and Gaussian differential privacy.
 
-The small public Python API is the `gdp` module:
+The public Python API: `gdp` (GDP conversions on numbers and arrays), `events` (what touches the data:
+mechanisms, sampling, repetition, DP-SGD runs) and `account` (labelled answers for events):
 
     >>> from gdpcli import gdp
     >>> round(gdp.epsilon(1e-5, 1.0), 6)
     4.377178
+    >>> from gdpcli import account, events
+    >>> round(account.certified_epsilon(events.dpsgd(1.1, 256 / 60000, 14063), delta=1e-5), 3)
+    2.382
 
-It is loaded lazily so that `gdpcli --version` never imports numpy or scipy.
+They are loaded lazily so that `gdpcli --version` never imports numpy or scipy.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ import importlib
 from types import ModuleType
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "gdp"]
+__all__ = ["__version__", "account", "events", "gdp"]
+_MODULES = {"gdp": "gdpcli.api", "events": "gdpcli.events", "account": "gdpcli.account"}
 
 
 def __getattr__(name: str) -> ModuleType:
-    if name == "gdp":
-        return importlib.import_module("gdpcli.api")
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     raise AttributeError(f"module 'gdpcli' has no attribute {name!r}")

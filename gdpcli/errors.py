@@ -5,11 +5,22 @@ Pure Python, importable from gdpcli.core without pulling in the CLI.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """gdpcli's exit codes (DESIGN.md, CLI contract)."""
+
+    OK = 0
+    COMPUTATION = 1  # could not compute: numerical failure, unsupported combination, memory bound
+    USAGE = 2  # bad input: one line on stderr naming the problem
+    BUDGET = 3  # a budget check (--max-epsilon, --max-delta) failed
+
 
 class GdpcliError(Exception):
     """Base class: a one-line message and an optional hint, rendered as `gdpcli: error: <what> (<hint>)`."""
 
-    exit_code = 1
+    exit_code = ExitCode.COMPUTATION
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -23,16 +34,16 @@ class GdpcliError(Exception):
 class InputError(GdpcliError):
     """Usage or input error: exit code 2."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class ComputationError(GdpcliError):
     """Could not compute (numerical failure, unsupported combination, memory bound): exit code 1."""
 
-    exit_code = 1
+    exit_code = ExitCode.COMPUTATION
 
 
 class BudgetExceeded(GdpcliError):
     """A budget check (--max-epsilon, --max-delta, --max-mu) failed: exit code 3."""
 
-    exit_code = 3
+    exit_code = ExitCode.BUDGET

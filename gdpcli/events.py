@@ -52,6 +52,12 @@ class Neighbouring(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def sensitivity(self) -> float:
+        """One DP-SGD step's L2 sensitivity in units of the clipping norm C: adding or removing an example
+        changes the sum of clipped gradients by at most C, replacing one by at most 2C."""
+        return 1.0 if self is Neighbouring.ADD_REMOVE else 2.0
+
 
 def _number(value: float) -> str:
     """A float as the spec language writes it: shortest round-trip form, integers without '.0'."""
@@ -459,3 +465,23 @@ class Repeated:
         if mechanism.gdp_mu is not None:
             return mechanism.gdp_mu * math.sqrt(self.times), "upper_bound"
         return 0.0, "closed_form"
+
+
+def dpsgd(
+    noise_multiplier: float, sampling_rate: float, steps: int, sampling: Sampling | str = Sampling.POISSON
+) -> Repeated:
+    """A DP-SGD run as an event: `steps` Gaussian steps with noise std = noise_multiplier x C (the Opacus,
+    TF Privacy and dp-accounting convention), each on a sample drawn by `sampling` at `sampling_rate`.
+    The sensitivity follows from the scheme's neighbouring relation (Poisson: add/remove, C; fixed-size
+    batches: replace-one, 2C), as in `gdpcli sgd`; at rate 1 every step sees the whole data."""
+    scheme = Sampling(sampling)
+    gaussian = Gaussian(noise_multiplier, scheme.neighbouring.sensitivity)
+    step: Step = gaussian if sampling_rate == 1.0 else Sampled(gaussian, sampling_rate, scheme)
+    return Repeated(step, steps)
+
+
+def parse(spec: str) -> Repeated:
+    """An event from one word of the spec language (`gdpcli.mechanisms`), e.g. "gaussian:sigma=2x10"."""
+    from gdpcli.mechanisms import parse_spec
+
+    return parse_spec(spec)

@@ -41,16 +41,13 @@ SAMPLING = ("poisson", "fixed")
 METHODS = ("exact", "clt", "berry-esseen", "rdp", "all")
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
 MAX_STEPS = 10**12
-_NEIGHBOURING = {"poisson": "add/remove", "fixed": "replace-one"}
-SENSITIVITY = {"add/remove": 1.0, "replace-one": 2.0}
-"""One step's L2 sensitivity in units of the clipping norm C, by neighbouring relation."""
 _FINE_STEP = 0.002  # the same after two secant steps
 
 
 @dataclass(frozen=True)
 class Run:
     """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
-    std / C); sensitivity None means the neighbouring relation's own (SENSITIVITY)."""
+    std / C); sensitivity None means the neighbouring relation's own (events.Neighbouring.sensitivity)."""
 
     sampling_rate: float
     steps: int
@@ -61,12 +58,13 @@ class Run:
     @property
     def neighbouring(self) -> str:
         """The neighbouring relation the guarantee refers to: add/remove (Poisson) or replace-one (fixed)."""
-        return _NEIGHBOURING[self.sampling]
+        return str(Sampling(self.sampling).neighbouring)
 
     @property
     def step_sensitivity(self) -> float:
         """The L2 sensitivity of one step's summed clipped gradients, in units of C."""
-        return SENSITIVITY[self.neighbouring] if self.sensitivity is None else self.sensitivity
+        own = Sampling(self.sampling).neighbouring.sensitivity
+        return own if self.sensitivity is None else self.sensitivity
 
     @property
     def step_mu(self) -> float:

@@ -13,7 +13,7 @@ import typer
 
 from gdpcli import __version__
 from gdpcli.cli import calibrate, compose, convert, gdpt, sgd, subsample
-from gdpcli.errors import GdpcliError
+from gdpcli.errors import ExitCode, GdpcliError
 
 ROOT_EPILOG = """\b
 Examples:
@@ -81,7 +81,7 @@ def run(argv: list[str] | None = None) -> int:
             raise
         return _fail(str(error), error.exit_code)
     except (typer.Exit, typer.Abort) as stop:
-        return int(getattr(stop, "exit_code", 1))
+        return int(getattr(stop, "exit_code", ExitCode.COMPUTATION))
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except Exception as error:
@@ -90,11 +90,12 @@ def run(argv: list[str] | None = None) -> int:
             message = " ".join(error.format_message().split())
             context = getattr(error, "ctx", None)
             where = f"see {context.command_path} --help" if context is not None else "see gdpcli --help"
-            return _fail(f"{message} ({where})", 2 if error.exit_code == 2 else error.exit_code)
+            return _fail(f"{message} ({where})", error.exit_code)
         if debug:
             raise
-        return _fail(f"internal error: {type(error).__name__}: {error} (rerun with --debug and report it)", 1)
-    return result if isinstance(result, int) else 0
+        message = f"internal error: {type(error).__name__}: {error} (rerun with --debug and report it)"
+        return _fail(message, ExitCode.COMPUTATION)
+    return result if isinstance(result, int) else ExitCode.OK
 
 
 def main() -> None:
