@@ -15,9 +15,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, InputError
 
 if TYPE_CHECKING:
     from gdpcli.core.arrays import ArrayLike
@@ -59,13 +59,60 @@ class Neighbouring(str, Enum):
         return 1.0 if self is Neighbouring.ADD_REMOVE else 2.0
 
 
+class SpecValues:
+    """The key=value pairs of one spec word (gdpcli.mechanisms), for a mechanism's `from_spec`: each check
+    raises InputError (exit 2) naming the spec and the key."""
+
+    def __init__(self, spec: str, kind: str, pairs: list[tuple[str, float]], help_text: str) -> None:
+        self.spec, self.kind, self.pairs, self.help_text = spec, kind, pairs, help_text
+        self.values = dict(pairs)
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def get(self, key: str, default: float) -> float:
+        return self.values.get(key, default)
+
+    def need(self, key: str) -> float:
+        if key not in self.values:
+            raise InputError(f"spec {self.spec!r}: {self.kind} needs {key}=...", self.help_text)
+        return self.values[key]
+
+    def listed(self, key: str) -> list[float]:
+        """Every value of a key that may repeat (rdp's alpha and eps), in order."""
+        return [value for k, value in self.pairs if k == key]
+
+    def require(self, key: str, value: float, ok: bool, allowed: str) -> float:
+        if not ok:
+            raise InputError(f"spec {self.spec!r}: {key}={value!r} is out of range", f"allowed: {allowed}")
+        return value
+
+    def error(self, message: str, hint: str | None = None) -> InputError:
+        return InputError(f"spec {self.spec!r}: {message}", hint)
+
+
 def _number(value: float) -> str:
     """A float as the spec language writes it: shortest round-trip form, integers without '.0'."""
     return repr(int(value)) if float(value).is_integer() and abs(value) < 1e16 else repr(float(value))
 
 
 class Mechanism:
-    """One step with a closed-form trade-off function (the default representations use it)."""
+    """One step with a closed-form trade-off function (the default representations use it).
+
+    A mechanism kind declares its spec word (`kind`, `keys`, `spec_help`) and builds itself from it
+    (`from_spec`); MECHANISMS at the end of this module lists the kinds the spec language knows.
+    """
+
+    kind: ClassVar[str]
+    keys: ClassVar[tuple[str, ...]]
+    spec_help: ClassVar[str]
+    repeatable: ClassVar[tuple[str, ...]] = ()
+    """Keys that may be given more than once (rdp's alpha=..,eps=.. pairs)."""
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Mechanism:
+        """The mechanism of a spec word's key=value pairs (validated, InputError otherwise)."""
+        raise NotImplementedError
 
     gdp_mu: float | None = None
     """mu when the mechanism is exactly mu-GDP (GDP paper Def. 2), else None."""
@@ -165,6 +212,14 @@ class GDP(_GaussianLike):
     """A mu-GDP guarantee (GDP paper Def. 2)."""
 
     mu: float
+    kind: ClassVar[str] = "gdp"
+    keys: ClassVar[tuple[str, ...]] = ("mu",)
+    spec_help: ClassVar[str] = "gdp (mu)"
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> GDP:
+        mu = values.need("mu")
+        return cls(values.require("mu", mu, mu > 0, "mu > 0"))
 
     @property
     def gdp_mu(self) -> float:  # type: ignore[override]
@@ -180,6 +235,15 @@ class Gaussian(_GaussianLike):
 
     sigma: float
     sens: float = 1.0
+    kind: ClassVar[str] = "gaussian"
+    keys: ClassVar[tuple[str, ...]] = ("sigma", "sens")
+    spec_help: ClassVar[str] = "gaussian (sigma[,sens])"
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Gaussian:
+        sigma, sens = values.need("sigma"), values.get("sens", 1.0)
+        values.require("sens", sens, sens > 0, "sens > 0")
+        return cls(values.require("sigma", sigma, sigma > 0, "sigma > 0"), sens)
 
     @property
     def gdp_mu(self) -> float:  # type: ignore[override]
@@ -194,6 +258,22 @@ class Laplace(Mechanism):
     """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
 
     epsilon: float
+    kind: ClassVar[str] = "laplace"
+    keys: ClassVar[tuple[str, ...]] = ("b", "eps", "sens")
+    spec_help: ClassVar[str] = "laplace (b[,sens] | eps)"
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Laplace:
+        if values.has("b") == values.has("eps"):
+            raise values.error("laplace needs exactly one of b=... or eps=...")
+        if values.has("eps"):
+            if values.has("sens"):
+                raise values.error("sens only goes with b (eps = sens / b)")
+            eps = values.need("eps")
+            return cls(values.require("eps", eps, eps > 0, "eps > 0"))
+        b, sens = values.need("b"), values.get("sens", 1.0)
+        values.require("sens", sens, sens > 0, "sens > 0")
+        return cls(sens / values.require("b", b, b > 0, "b > 0"))
 
     @property
     def pure_epsilon(self) -> float:  # type: ignore[override]
@@ -235,6 +315,18 @@ class ApproxDP(Mechanism):
 
     epsilon: float
     delta: float = 0.0
+    kind: ClassVar[str] = "dp"
+    keys: ClassVar[tuple[str, ...]] = ("eps", "delta")
+    spec_help: ClassVar[str] = "dp (eps[,delta])"
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> ApproxDP:
+        eps, delta = values.need("eps"), values.get("delta", 0.0)
+        values.require("eps", eps, eps >= 0, "eps >= 0")
+        values.require("delta", delta, 0 <= delta < 1, "0 <= delta < 1")
+        if eps == 0 and delta == 0:
+            raise values.error("eps=0 and delta=0 is perfect privacy; nothing to account")
+        return cls(eps, delta)
 
     @property
     def pure_epsilon(self) -> float | None:  # type: ignore[override]
@@ -297,6 +389,22 @@ class Renyi(Mechanism):
     orders: tuple[float, ...]
     epsilons: tuple[float, ...]
     has_tradeoff = False
+    kind: ClassVar[str] = "rdp"
+    keys: ClassVar[tuple[str, ...]] = ("alpha", "eps")
+    spec_help: ClassVar[str] = "rdp (alpha,eps[,alpha,eps...])"
+    repeatable: ClassVar[tuple[str, ...]] = ("alpha", "eps")
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Renyi:
+        orders, epsilons = values.listed("alpha"), values.listed("eps")
+        if not orders or len(orders) != len(epsilons):
+            raise values.error("rdp needs alpha=...,eps=... pairs", "e.g. rdp:alpha=8,eps=0.5")
+        for order, eps in zip(orders, epsilons, strict=True):
+            values.require("alpha", order, order > 1, "alpha > 1")
+            values.require("eps", eps, eps >= 0, "eps >= 0")
+        if len(set(orders)) != len(orders):
+            raise values.error("an order alpha is given twice")
+        return cls(tuple(orders), tuple(epsilons))
 
     @property
     def rdp_points(self) -> tuple[tuple[float, ...], tuple[float, ...]]:  # type: ignore[override]
@@ -411,6 +519,9 @@ class Sampled:
 
 
 Step = Mechanism | Sampled
+
+MECHANISMS: tuple[type[Mechanism], ...] = (GDP, Gaussian, Laplace, ApproxDP, Renyi)
+"""The mechanism kinds of the spec language, in the order help texts list them."""
 
 
 @dataclass(frozen=True)

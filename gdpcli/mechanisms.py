@@ -1,15 +1,10 @@
 """The spec language: one shell word `KIND:key=value,...[xN]` -> an immutable event (gdpcli.events).
 
-| spec                          | meaning                                                  |
-|-------------------------------|----------------------------------------------------------|
-| gdp:mu=0.5                    | a mu-GDP guarantee                                       |
-| gaussian:sigma=2[,sens=1]     | Gaussian mechanism, mu = sens / sigma                    |
-| laplace:b=1[,sens=1], laplace:eps=1 | Laplace mechanism, eps0 = sens / b                 |
-| dp:eps=1[,delta=1e-6]         | an (eps, delta)-DP guarantee, f_{eps,delta}              |
-| rdp:alpha=8,eps=0.5[,alpha=..,eps=..] | Renyi DP at one or more orders                   |
-
-Common keys: times=N (or the suffix xN), p=RATE with sampling=poisson|fixed.
-Parsing never imports numpy; the events compute their numerical representations on demand.
+The kinds and their keys are the mechanisms' own (gdpcli.events.MECHANISMS; `gdpcli compose --help` lists
+them), e.g. gdp:mu=0.5, gaussian:sigma=2[,sens=1], laplace:b=1[,sens=1] or laplace:eps=1,
+dp:eps=1[,delta=1e-6], rdp:alpha=8,eps=0.5[,alpha=..,eps=..]. Common keys: times=N (or the suffix xN),
+p=RATE with sampling=poisson|fixed. Parsing never imports numpy; the events compute their numerical
+representations on demand.
 """
 
 from __future__ import annotations
@@ -18,21 +13,16 @@ import math
 import re
 
 from gdpcli.errors import InputError
-from gdpcli.events import GDP, ApproxDP, Gaussian, Laplace, Mechanism, Renyi, Repeated, Sampled, Sampling
+from gdpcli.events import MECHANISMS, Mechanism, Repeated, Sampled, Sampling, SpecValues
 
-KIND_KEYS: dict[str, tuple[str, ...]] = {
-    "gdp": ("mu",),
-    "gaussian": ("sigma", "sens"),
-    "laplace": ("b", "eps", "sens"),
-    "dp": ("eps", "delta"),
-    "rdp": ("alpha", "eps"),
-}
+KINDS: dict[str, type[Mechanism]] = {mechanism.kind: mechanism for mechanism in MECHANISMS}
+KIND_KEYS: dict[str, tuple[str, ...]] = {kind: mechanism.keys for kind, mechanism in KINDS.items()}
 COMMON_KEYS = ("times", "p", "sampling")
 SAMPLING_SCHEMES = tuple(scheme.value for scheme in Sampling)
 SPEC_HELP = (
-    "KIND:key=value,... with KIND one of gdp (mu), gaussian (sigma[,sens]), laplace (b[,sens] | eps), "
-    "dp (eps[,delta]), rdp (alpha,eps[,alpha,eps...]); common keys times=N (or suffix xN), p=RATE, "
-    "sampling=poisson|fixed"
+    "KIND:key=value,... with KIND one of "
+    + ", ".join(mechanism.spec_help for mechanism in MECHANISMS)
+    + "; common keys times=N (or suffix xN), p=RATE, sampling=poisson|fixed"
 )
 
 
@@ -51,12 +41,6 @@ def _number(spec: str, key: str, text: str) -> float:
     return value
 
 
-def _require(spec: str, key: str, value: float, ok: bool, allowed: str) -> float:
-    if not ok:
-        raise InputError(f"spec {spec!r}: {key}={value!r} is out of range", f"allowed: {allowed}")
-    return value
-
-
 def _pairs(spec: str, kind: str, body: str) -> list[tuple[str, str]]:
     pairs = []
     allowed = KIND_KEYS[kind] + COMMON_KEYS
@@ -69,55 +53,10 @@ def _pairs(spec: str, kind: str, body: str) -> list[tuple[str, str]]:
             raise InputError(
                 f"spec {spec!r}: unknown key {key!r} for {kind}", "allowed: " + ", ".join(allowed)
             )
-        if kind != "rdp" or key not in ("alpha", "eps"):
-            if any(k == key for k, _ in pairs):
-                raise InputError(f"spec {spec!r}: key {key!r} given twice")
+        if key not in KINDS[kind].repeatable and any(k == key for k, _ in pairs):
+            raise InputError(f"spec {spec!r}: key {key!r} given twice")
         pairs.append((key, value))
     return pairs
-
-
-def _mechanism(spec: str, kind: str, values: dict[str, float], pairs: list[tuple[str, str]]) -> Mechanism:
-    def need(key: str) -> float:
-        if key not in values:
-            raise InputError(f"spec {spec!r}: {kind} needs {key}=...", SPEC_HELP)
-        return values[key]
-
-    sens = values.get("sens", 1.0)
-    _require(spec, "sens", sens, sens > 0, "sens > 0")
-    if kind == "gdp":
-        mu = need("mu")
-        return GDP(_require(spec, "mu", mu, mu > 0, "mu > 0"))
-    if kind == "gaussian":
-        sigma = need("sigma")
-        return Gaussian(_require(spec, "sigma", sigma, sigma > 0, "sigma > 0"), sens)
-    if kind == "laplace":
-        if ("b" in values) == ("eps" in values):
-            raise InputError(f"spec {spec!r}: laplace needs exactly one of b=... or eps=...")
-        if "eps" in values:
-            if "sens" in values:
-                raise InputError(f"spec {spec!r}: sens only goes with b (eps = sens / b)")
-            eps = values["eps"]
-            return Laplace(_require(spec, "eps", eps, eps > 0, "eps > 0"))
-        b = _require(spec, "b", values["b"], values["b"] > 0, "b > 0")
-        return Laplace(sens / b)
-    if kind == "dp":
-        eps = need("eps")
-        delta = values.get("delta", 0.0)
-        _require(spec, "eps", eps, eps >= 0, "eps >= 0")
-        _require(spec, "delta", delta, 0 <= delta < 1, "0 <= delta < 1")
-        if eps == 0 and delta == 0:
-            raise InputError(f"spec {spec!r}: eps=0 and delta=0 is perfect privacy; nothing to account")
-        return ApproxDP(eps, delta)
-    orders = [_number(spec, k, v) for k, v in pairs if k == "alpha"]
-    epsilons = [_number(spec, k, v) for k, v in pairs if k == "eps"]
-    if not orders or len(orders) != len(epsilons):
-        raise InputError(f"spec {spec!r}: rdp needs alpha=...,eps=... pairs", "e.g. rdp:alpha=8,eps=0.5")
-    for order, eps in zip(orders, epsilons, strict=True):
-        _require(spec, "alpha", order, order > 1, "alpha > 1")
-        _require(spec, "eps", eps, eps >= 0, "eps >= 0")
-    if len(set(orders)) != len(orders):
-        raise InputError(f"spec {spec!r}: an order alpha is given twice")
-    return Renyi(tuple(orders), tuple(epsilons))
 
 
 def _times(spec: str, suffix: str | None, text: str | None) -> int:
@@ -151,12 +90,14 @@ def parse_spec(text: str) -> Repeated:
         body, suffix = match.group("body"), match.group("times")
     pairs = _pairs(spec, kind, body)
     raw = dict(pairs)
-    values = {k: _number(spec, k, v) for k, v in pairs if k not in ("times", "sampling")}
-    mechanism = _mechanism(spec, kind, values, pairs)
+    numbers = [(k, _number(spec, k, v)) for k, v in pairs if k not in ("times", "sampling")]
+    values = dict(numbers)
+    own = [(k, v) for k, v in numbers if k in KIND_KEYS[kind]]
+    mechanism = KINDS[kind].from_spec(SpecValues(spec, kind, own, SPEC_HELP))
     times = _times(spec, suffix, raw.get("times"))
     sampling_rate = values.get("p")
-    if sampling_rate is not None:
-        _require(spec, "p", sampling_rate, 0 < sampling_rate <= 1, "0 < p <= 1")
+    if sampling_rate is not None and not 0 < sampling_rate <= 1:
+        raise InputError(f"spec {spec!r}: p={sampling_rate!r} is out of range", "allowed: 0 < p <= 1")
     sampling = raw.get("sampling")
     if sampling is not None:
         if sampling not in SAMPLING_SCHEMES:
