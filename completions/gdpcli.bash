@@ -70,10 +70,10 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
 
 _gdpcli_argument_values() {  # the positional arguments (@files: file names)
     case "$*" in
-        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha=' ;;
-        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha=' ;;
-        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha=' ;;
-        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= family:a= icea:m= @files' ;;
+        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
+        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
+        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
+        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= family:a= icea:m= @files' ;;
     esac
 }
 

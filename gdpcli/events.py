@@ -441,6 +441,60 @@ class Renyi(Mechanism):
 
 
 @dataclass(frozen=True)
+class RandomizedResponse(Mechanism):
+    """Randomized response on one bit (Warner 1965): report the true bit with probability keep > 1/2, the
+    other one otherwise. Its trade-off function is T(Bern(keep), Bern(1 - keep)) = f_{eps,0} with
+    eps = log(keep / (1 - keep)) (GDP paper eq. 4: the pair behind pure eps-DP), so every representation
+    is that of the pure eps-DP guarantee."""
+
+    keep: float
+    kind: ClassVar[str] = "rr"
+    keys: ClassVar[tuple[str, ...]] = ("keep",)
+    spec_help: ClassVar[str] = "rr (keep: the chance of the true bit)"
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> RandomizedResponse:
+        keep = values.need("keep")
+        return cls(values.require("keep", keep, 0.5 < keep < 1.0, "1/2 < keep < 1"))
+
+    @property
+    def epsilon(self) -> float:
+        return math.log(self.keep) - math.log1p(-self.keep)
+
+    @property
+    def pure_epsilon(self) -> float:  # type: ignore[override]
+        return self.epsilon
+
+    @property
+    def eps_delta(self) -> tuple[float, float]:  # type: ignore[override]
+        return self.epsilon, 0.0
+
+    def _pure(self) -> ApproxDP:
+        return ApproxDP(self.epsilon)
+
+    def describe(self) -> str:
+        return f"rr:keep={_number(self.keep)}"
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        return self._pure().tradeoff(alpha)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        return self._pure().profile(epsilon)
+
+    def clt_functionals(self) -> Functionals:
+        return self._pure().clt_functionals()
+
+    def rdp_curve(self) -> RdpCurve:
+        return self._pure().rdp_curve()
+
+    def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike:
+        return self._pure().subsampled_tradeoff(alpha, sampling_rate)
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        return self._pure().gdpt_profile()
+
+
+@dataclass(frozen=True)
 class Sampled:
     """A mechanism run on a random sample at `sampling_rate` by `scheme` (GDP paper Sec. 4)."""
 
@@ -520,7 +574,7 @@ class Sampled:
 
 Step = Mechanism | Sampled
 
-MECHANISMS: tuple[type[Mechanism], ...] = (GDP, Gaussian, Laplace, ApproxDP, Renyi)
+MECHANISMS: tuple[type[Mechanism], ...] = (GDP, Gaussian, Laplace, ApproxDP, Renyi, RandomizedResponse)
 """The mechanism kinds of the spec language, in the order help texts list them."""
 
 
