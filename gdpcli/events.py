@@ -459,7 +459,10 @@ class RandomizedResponse(Mechanism):
 
     @property
     def epsilon(self) -> float:
-        return math.log(self.keep) - math.log1p(-self.keep)
+        """log(keep / (1 - keep)) rounded up (two floats above the computed value, which is within 2 ulps):
+        a larger eps is a weaker guarantee, so the mechanism's figures stay on the safe side."""
+        computed = math.log(self.keep) - math.log1p(-self.keep)
+        return math.nextafter(math.nextafter(computed, math.inf), math.inf)
 
     @property
     def pure_epsilon(self) -> float:  # type: ignore[override]

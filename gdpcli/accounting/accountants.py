@@ -65,6 +65,10 @@ class ExactSingle:
         return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), EXACT, self.method)]
 
 
+_BINOMIAL_MARGIN = 1e-12
+"""Relative margin on the binomial accountant's delta check: binom.pmf and the sum round by a few ulps."""
+
+
 class Binomial:
     """k-fold composition of (eps0, delta_i)-DP with one eps0: exact.
 
@@ -88,7 +92,21 @@ class Binomial:
         self.pld = DiscretePLD(-times, epsilon0, masses, delta0)
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        values = np.maximum(np.asarray(self.pld.epsilon(deltas)), 0.0)
+        """The exact epsilon, moved up to the float at which delta(eps) (1 + _BINOMIAL_MARGIN) <= delta holds
+        with delta summed term by term (DiscretePLD.delta_by_terms: the suffix sums cancel where delta is
+        small, and the root they give can sit below the true one); the margin covers the rounding of the
+        binomial masses and of the sum."""
+        from gdpcli.core.rounding import elementwise, to_safe_side
+
+        deltas = np.asarray(deltas, dtype=float)
+        values = np.maximum(np.asarray(self.pld.epsilon(deltas), dtype=float), 0.0)
+
+        def holds(epsilons: np.ndarray, targets: np.ndarray) -> np.ndarray:
+            exact = [self.pld.delta_by_terms(float(e)) for e in np.ravel(epsilons)]
+            met = np.asarray(exact) * (1.0 + _BINOMIAL_MARGIN) <= np.ravel(targets)
+            return met | ~np.isfinite(np.ravel(epsilons))
+
+        values = to_safe_side(values, elementwise(holds, deltas), "up", what="binomial epsilon")
         return [Figures(values, EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:

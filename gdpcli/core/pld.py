@@ -91,8 +91,16 @@ class DiscretePLD:
     def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """S0[j] = sum_{k >= j} m_k and S1[j] = sum_{k >= j} m_k e^{-eps_k}, with S0[n] = S1[n] = 0."""
         s0 = np.append(np.cumsum(self.masses[::-1])[::-1], 0.0)
-        s1 = np.append(np.cumsum((self.masses * np.exp(-self.losses))[::-1])[::-1], 0.0)
+        with np.errstate(divide="ignore"):  # m_k e^{-eps_k} is a Q-mass (<= 1): formed in log space
+            q_masses = np.exp(np.log(self.masses) - self.losses)
+        s1 = np.append(np.cumsum(q_masses[::-1])[::-1], 0.0)
         return s0, s1
+
+    @staticmethod
+    def _scaled(log_factor: ArrayLike, s1: np.ndarray) -> np.ndarray:
+        """e^x s1 without inf * 0 (x up to the largest loss, s1 down to 0): exp(x + log s1)."""
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.exp(log_factor + np.log(s1))
 
     def delta(self, epsilon: ArrayLike) -> ArrayLike:
         """The profile (*) at eps, vectorized: O(n + len(eps) log n) by suffix sums over the grid."""
@@ -100,9 +108,20 @@ class DiscretePLD:
         s0, s1 = self._suffix_sums()
         j = np.searchsorted(self.losses, epsilon, side="right")
         with np.errstate(over="ignore", invalid="ignore"):
-            value = s0[j] - np.exp(epsilon) * s1[j] + self.infinity_mass
+            value = s0[j] - self._scaled(epsilon, s1[j]) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
         return as_output(np.maximum(value, self.infinity_mass))
+
+    def delta_by_terms(self, epsilon: float) -> float:
+        """delta(eps) as the sum of its non-negative terms m_k (1 - e^{eps - eps_k}) over eps_k > eps plus the
+        mass at infinity: O(n), but without the cancellation of the suffix-sum form s0 - e^eps s1 of `delta`
+        where delta << s0 (a few ulps relative instead). eps - eps_k is formed from the exact product
+        eps_k = k D (_two_product) and -expm1 keeps its digits, so a loss next to eps costs none either."""
+        index = (self.lowest_index + np.arange(self.masses.size)).astype(float)
+        loss, error = _two_product(index, self.interval)  # loss + error = k D exactly
+        above = loss > epsilon
+        gap = (epsilon - loss[above]) - error[above]  # eps - k D: exact difference first, then the tail
+        return float(np.sum(self.masses[above] * -np.expm1(gap))) + self.infinity_mass
 
     def epsilon(self, delta: ArrayLike) -> ArrayLike:
         """The smallest eps (possibly negative) with delta(eps) <= delta, solved exactly on the pieces.
@@ -113,7 +132,7 @@ class DiscretePLD:
         """
         delta = np.asarray(delta, dtype=float)
         s0, s1 = self._suffix_sums()
-        grid = s0[1:] - np.exp(self.losses) * s1[1:] + self.infinity_mass
+        grid = s0[1:] - self._scaled(self.losses, s1[1:]) + self.infinity_mass
         first = np.searchsorted(-grid, -delta, side="left")  # first k with delta(eps_k) <= delta
         with np.errstate(divide="ignore", invalid="ignore"):
             x = (s0[first] + self.infinity_mass - delta) / s1[first]
@@ -122,6 +141,21 @@ class DiscretePLD:
         eps = np.where(delta < self.infinity_mass, np.inf, eps)
         eps = np.where(delta >= s0[0] + self.infinity_mass, -np.inf, eps)
         return as_output(eps)
+
+
+def _two_product(a: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e) with p = fl(a b) and p + e = a b exactly (Dekker's TwoProduct by Veltkamp splitting)."""
+    product = a * b
+
+    def split(x: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+        scaled = 134217729.0 * x  # 2^27 + 1
+        high = scaled - (scaled - x)
+        return high, x - high
+
+    a_high, a_low = split(a)
+    b_high, b_low = split(b)
+    error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    return product, error
 
 
 def _grid(lo: float, hi: float, interval: float, max_points: int) -> tuple[int, int]:
