@@ -101,10 +101,10 @@ def test_budget_of_clt_matches_closed_form() -> None:
         assert (gdp.epsilon(1e-5, mu) <= 3.0) is fits
 
 
-def test_exact_budget_brackets_truth() -> None:
+def test_pld_budget_brackets_truth() -> None:
     run = dpsgd.Run(0.01, 1, 1.0)
     budget = dpsgd.largest_steps(run, 1e-5, 2.0)
     assert budget.epsilon <= 2.0
     assert dpsgd.certified_epsilon(run.with_steps(budget.steps), 1e-5) <= 2.0
-    lower = dpsgd.figures(run.with_steps(budget.exceeds_from), 1e-5, "exact")[1]
+    lower = dpsgd.figures(run.with_steps(budget.exceeds_from), 1e-5, "pld")[1]
     assert lower.guarantee == "lower_bound" and float(lower.values[0]) > 2.0

@@ -14,9 +14,11 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
 
 With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
-Methods (`figures`): `exact` (rigorous PLD upper and lower bounds, or the exact GDP closed form at q = 1),
-`clt` (Cor. 4 / the Poisson formula: approximations), `berry-esseen` (Cor. 5: rigorous, fixed-size only),
-`rdp` (moments accountant with a named RDP -> DP conversion: rigorous, Poisson or q = 1) and `all`.
+Methods (`figures`), the vocabulary of every command: `auto` (the exact GDP closed form at q = 1, else
+rigorous PLD upper and lower bounds), `exact` (the closed form only), `pld` (the PLD bounds), `clt`
+(Cor. 4 / the Poisson formula: approximations), `berry-esseen` (Cor. 5, fixed-size only: rigorous at
+q = 1, an approximation otherwise), `rdp` (moments accountant with a named RDP -> DP conversion: rigorous,
+Poisson or q = 1) and `all`.
 No rendering here: the CLI (gdpcli.cli.sgd) turns these into rows.
 """
 
@@ -38,7 +40,11 @@ from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
 
 SAMPLING = ("poisson", "fixed")
-METHODS = ("exact", "clt", "berry-esseen", "rdp", "all")
+METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
+"""The vocabulary of every command (gdpcli.accounting.methods.METHODS): auto is exact where a closed form
+exists, else the rigorous PLD bounds; exact is the closed form only; pld the PLD bounds always."""
+EVERY = ("exact", "pld", "clt", "berry-esseen", "rdp")
+"""What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
 MAX_STEPS = 10**12
 _FINE_STEP = 0.002  # the same after two secant steps
@@ -182,21 +188,24 @@ def unavailable(run: Run, method: str) -> str | None:
     """Why a method cannot answer for this run (None when it can)."""
     if run.sampling_rate == 1.0:
         return None  # the plain Gaussian mechanism: every method applies
+    if method == "exact":
+        return "a subsampled run has no closed form (use --method auto or pld: rigorous PLD bounds)"
     if method == "berry-esseen" and run.sampling == "poisson":
         return (
             "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
-            "Poisson subsampling is asymmetric (use --method exact)"
+            "Poisson subsampling is asymmetric (use --method auto or pld)"
         )
     if method == "rdp" and run.sampling == "fixed":
         return (
             "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
-            "no RDP bound for fixed-size replace-one sampling is implemented (use --method exact)"
+            "no RDP bound for fixed-size replace-one sampling is implemented (use --method auto or pld)"
         )
     return None
 
 
-def _exact(run: Run, delta: float, accuracy: float) -> list[Figures]:
-    """Exact GDP at q = 1, else rigorous PLD upper and lower bounds (Thm 10 for fixed-size sampling).
+def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) -> list[Figures]:
+    """auto: exact GDP at q = 1, else rigorous PLD upper and lower bounds (Thm 10 for fixed-size sampling);
+    exact: the closed form only; pld: the PLD bounds always.
 
     Where the PLD cannot answer (delta below its round-off floor, epsilon beyond its range) the error
     points to RDP when RDP applies to this run.
@@ -204,7 +213,8 @@ def _exact(run: Run, delta: float, accuracy: float) -> list[Figures]:
     from gdpcli import accounting
 
     specs = [run.spec()]
-    accountant = accounting.exact_accountant(specs) or accounting.NumericalPLD(specs, accuracy)
+    exact = accounting.exact_accountant(specs) if method in ("auto", "exact") else None
+    accountant = exact or accounting.NumericalPLD(specs, accuracy)
     try:
         return accountant.epsilon(np.asarray([delta]))
     except ComputationError as error:
@@ -266,29 +276,31 @@ def _check_method(run: Run, method: str, conversion: str) -> None:
 def figures(
     run: Run, delta: float, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversion: str = "optimal"
 ) -> list[Figures]:
-    """epsilon at delta of the run by method (exact | clt | berry-esseen | rdp | all), each labelled.
+    """epsilon at delta of the run by method (METHODS), each labelled.
 
-    `all` gives every method available for the run (see `unavailable`) in that order.
+    `all` gives every method of EVERY available for the run (see `unavailable`) in that order.
     """
     check_run(run)
     if not 0 < delta < 1:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
     _check_method(run, method, conversion)
     compute: dict[str, Callable[[], list[Figures]]] = {
-        "exact": lambda: _exact(run, delta, accuracy),
+        "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
+        "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),
+        "pld": lambda: _closed_form_or_pld(run, delta, accuracy, "pld"),
         "clt": lambda: _clt(run, delta),
         "berry-esseen": lambda: _berry_esseen(run, delta),
         "rdp": lambda: _rdp(run, delta, conversion),
     }
     if method != "all":
         return compute[method]()
-    return [figure for name, get in compute.items() if unavailable(run, name) is None for figure in get()]
+    return [figure for name in EVERY if unavailable(run, name) is None for figure in compute[name]()]
 
 
 def certified(
     run: Run,
     delta: float,
-    method: str = "exact",
+    method: str = "auto",
     *,
     accuracy: float = DEFAULT_ACCURACY,
     conversion: str = "optimal",
@@ -313,7 +325,7 @@ def certified(
 def certified_epsilon(
     run: Run,
     delta: float,
-    method: str = "exact",
+    method: str = "auto",
     *,
     accuracy: float = DEFAULT_ACCURACY,
     conversion: str = "optimal",
@@ -375,7 +387,7 @@ def largest_steps(
     run: Run,
     delta: float,
     target_epsilon: float,
-    method: str = "exact",
+    method: str = "auto",
     *,
     accuracy: float = DEFAULT_ACCURACY,
     conversion: str = "optimal",
@@ -388,7 +400,7 @@ def largest_steps(
     whose bound is within the target and whose successor's is not; it is rigorous in any case.
     """
     if method == "all":
-        raise InputError("largest_steps needs a single method", "one of exact, clt, berry-esseen, rdp")
+        raise InputError("largest_steps needs a single method", "one of " + ", ".join(EVERY))
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
         raise InputError(f"--target-epsilon: must be a positive finite number, got {target_epsilon!r}")
     _check_method(run, method, conversion)
@@ -440,7 +452,7 @@ def largest_steps(
     )
     if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
-    if method != "exact" or steps >= MAX_STEPS:
+    if method not in ("auto", "pld") or steps >= MAX_STEPS:  # PLD lower bounds locate the boundary
         return budget
     next_lower = value(steps + 1, lower)
     exceeds_from = steps + 1 if next_lower > target_epsilon else search(lower, steps + 1) + 1

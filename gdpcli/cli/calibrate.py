@@ -175,7 +175,7 @@ Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
 """
 
-SGD_METHODS = ("exact", "rdp", "clt")
+SGD_METHODS = ("auto", "exact", "pld", "rdp", "clt")
 
 
 @app.command(epilog=SGD_EPILOG)
@@ -194,10 +194,11 @@ def sgd(
         str,
         typer.Option(
             "--method",
-            help="exact (rigorous PLD upper bound) | rdp (moments accountant, rigorous, Poisson) | "
+            help="auto (exact GDP at sampling rate 1, else the rigorous PLD upper bound) | exact (closed "
+            "form only) | pld (rigorous PLD upper bound) | rdp (moments accountant, rigorous, Poisson) | "
             "clt (approximation).",
         ),
-    ] = "exact",
+    ] = "auto",
     conversion: options.ConversionOption = "optimal",
     tolerance: Annotated[
         float, typer.Option("--tolerance", help="Relative search tolerance on the noise multiplier.")

@@ -30,7 +30,8 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
 """
 
 METHOD_HELP = (
-    "exact (rigorous PLD upper and lower bounds; exact GDP when every step uses all data) | clt (CLT "
+    "auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact "
+    "(closed form only) | pld (rigorous PLD bounds) | clt (CLT "
     "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size "
     "only; an approximation when q < 1, its functionals come from quadrature without a proven error "
     "bound) | rdp (moments accountant, Poisson) | all."
@@ -47,7 +48,7 @@ def command(
     steps: options.StepsOption = None,
     delta: options.DeltaOption = None,
     sampling: options.SamplingOption = "poisson",
-    method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "exact",
+    method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "auto",
     conversion: options.ConversionOption = "optimal",
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     target_epsilon: options.TargetEpsilonOption = None,
@@ -76,7 +77,7 @@ def command(
     if max_epsilon is not None and method == "clt":
         raise InputError(
             "--max-epsilon cannot be checked with --method clt",
-            "the CLT is an approximation; use a rigorous method: exact or rdp",
+            "the CLT is an approximation; use a rigorous method: auto, pld or rdp",
         )
     budget_only = target_epsilon is not None and epochs is None and steps is None
     if budget_only and max_epsilon is not None:
@@ -167,7 +168,7 @@ def _skipped(run: Run, method: str) -> list[str]:
 
     if method != "all":
         return []
-    reasons = ((name, dpsgd.unavailable(run, name)) for name in dpsgd.METHODS[:-1])
+    reasons = ((name, dpsgd.unavailable(run, name)) for name in dpsgd.EVERY)
     return [f"skipped {name}: {reason}" for name, reason in reasons if reason]
 
 
@@ -181,7 +182,7 @@ def _answers(
     from gdpcli.accounting import Answer, dpsgd
     from gdpcli.errors import ComputationError
 
-    names = [method] if method != "all" else [m for m in dpsgd.METHODS[:-1] if not dpsgd.unavailable(run, m)]
+    names = [method] if method != "all" else [m for m in dpsgd.EVERY if not dpsgd.unavailable(run, m)]
     answers = []
     for name in names:
         for delta in deltas:
@@ -220,7 +221,7 @@ def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, s
     if method != "all":
         names = [method]
     else:
-        names = [name for name in dpsgd.METHODS[:-1] if dpsgd.unavailable(run, name) is None]
+        names = [name for name in dpsgd.EVERY if dpsgd.unavailable(run, name) is None]
     pairs = []
     for name in names:
         conversions = CONVERSIONS if conversion == "all" else (conversion,)

@@ -189,7 +189,7 @@ def test_sgd_mnist_round_trip(gdpcli) -> None:
             "--sampling",
             "poisson",
             "--method",
-            "exact",
+            "auto",
             "-f",
             "json",
         )
@@ -211,7 +211,8 @@ def sgd_epsilon(gdpcli, run: tuple[str, ...], noise: float, method: str) -> floa
     [
         (("--sampling-rate", "0.01", "--steps", "1000"), "rdp", ("upper_bound", "rdp-optimal")),
         (("--sampling-rate", "0.01", "--steps", "1000"), "clt", ("approximation", "clt")),
-        (("--sampling-rate", "0.01", "--steps", "1000"), "exact", ("upper_bound", "pld")),
+        (("--sampling-rate", "0.01", "--steps", "1000"), "auto", ("upper_bound", "pld")),
+        (("--sampling-rate", "0.01", "--steps", "1000"), "pld", ("upper_bound", "pld")),
         (("--sampling-rate", "1", "--steps", "10"), "exact", ("exact", "gdp")),
     ],
 )
@@ -305,7 +306,7 @@ def test_sgd_exact_mu_is_not_supported(gdpcli) -> None:
         ("calibrate", "gaussian", "--mu", "0.5", "-f", "xml"),
         ("calibrate", "laplace"),
         ("calibrate", "laplace", "--epsilon", "abc"),
-        ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--method", "pld"),
+        ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--method", "berry-esseen"),
         ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--sampling", "shuffle"),
         ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--tolerance", "0"),
         ("calibrate", "sgd", *MNIST, "--mu", "1", "--epsilon", "3"),

@@ -450,3 +450,18 @@ def test_delta_list_like_every_command(gdpcli) -> None:
     assert [r["delta"] for r in rows] == [1e-5, 1e-6]
     assert rows[1]["epsilon"] > rows[0]["epsilon"]
     assert all(r["order"] > 1 for r in rows)
+
+
+def test_method_words_mean_what_they_mean_in_compose(gdpcli) -> None:
+    """Issue 12: one vocabulary. auto is exact where a closed form exists, else the PLD bounds; exact is
+    the closed form only (refused for a subsampled run, as compose refuses a list without one); pld is the
+    PLD bounds."""
+    run = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "100", "--delta", "1e-5")
+    auto, pld = (rows_of(gdpcli(*run, "--method", m, "-f", "json")) for m in ("auto", "pld"))
+    assert auto == pld and [r["method"] for r in auto] == ["pld", "pld"]
+    refused = gdpcli(*run, "--method", "exact")
+    assert refused.code == 1 and "no closed form" in refused.stderr
+    spec = gdpcli("compose", "gaussian:sigma=1,p=0.01x100", "--delta", "1e-5", "--method", "exact")
+    assert spec.code == 1 and "no closed form" in spec.stderr
+    full = ("sgd", "--sampling-rate", "1", "--noise-multiplier", "4", "--steps", "10", "--delta", "1e-5")
+    assert rows_of(gdpcli(*full, "-f", "json")) == rows_of(gdpcli(*full, "--method", "exact", "-f", "json"))
