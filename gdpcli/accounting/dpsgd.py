@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli.accounting import Figures
+from gdpcli.accounting.methods import METHODS
 from gdpcli.core.roots import largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
@@ -40,9 +41,6 @@ from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
 
 SAMPLING = ("poisson", "fixed")
-METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
-"""The vocabulary of every command (gdpcli.accounting.methods.METHODS): auto is exact where a closed form
-exists, else the rigorous PLD bounds; exact is the closed form only; pld the PLD bounds always."""
 EVERY = ("exact", "pld", "clt", "berry-esseen", "rdp")
 """What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
