@@ -1,4 +1,4 @@
-"""The generated shell completions and man pages (gdpcli.cli.generate): fresh, well-formed, and working.
+"""The generated shell completions and man pages (tools/generate_docs.py): fresh, well-formed, and working.
 
 The committed files in completions/ and man/ must equal what the generator makes from the CLI now; the
 man pages must render without groff warnings; the completion scripts must parse and complete.
@@ -16,15 +16,16 @@ import pytest
 from gdpcli import accounting, mechanisms
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.gdpt_input import BUILTINS
-from gdpcli.cli import calibrate, generate, output
+from gdpcli.cli import calibrate, output
 from gdpcli.mechanisms import KIND_KEYS
+from tools import generate_docs as generate
 
 ROOT = generate.ROOT
 BASH = ROOT / "completions" / "gdpcli.bash"
 ZSH = ROOT / "completions" / "_gdpcli"
 FISH = ROOT / "completions" / "gdpcli.fish"
 PAGES = sorted((ROOT / "man").glob("*.1"))
-SUBCOMMANDS = ("convert", "compose", "subsample", "sgd", "calibrate", "gdpt-identify")
+SUBCOMMANDS = ("convert", "compose", "subsample", "sgd", "calibrate", "gdpt-identify", "completion")
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO")
 needs = {
     name: pytest.mark.skipif(shutil.which(name) is None, reason=f"{name} is not installed")
@@ -256,7 +257,7 @@ def test_bash_syntax() -> None:
 
 @needs["bash"]
 def test_bash_completes_commands_options_and_values() -> None:
-    assert bash_words("gdpcli", "com") == ["compose"]
+    assert bash_words("gdpcli", "comp") == ["compose", "completion"]
     assert "--delta" in bash_words("gdpcli", "convert", "--de")
     assert bash_words("gdpcli", "convert", "-f", "c") == ["csv"]
     assert bash_words("gdpcli", "calibrate", "s") == ["sgd"]
@@ -301,7 +302,7 @@ def fish_complete(line: str) -> list[str]:
 def test_fish_syntax_and_completions() -> None:
     done = subprocess.run(["fish", "--no-execute", str(FISH)], capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
-    assert fish_complete("gdpcli com") == ["compose"]
+    assert fish_complete("gdpcli comp") == ["compose", "completion"]
     assert "--delta" in fish_complete("gdpcli convert --de")
     assert sorted(fish_complete("gdpcli convert -f ")) == ["csv", "json", "table"]
     assert sorted(fish_complete("gdpcli calibrate sgd --method ")) == sorted(calibrate.SGD_METHODS)

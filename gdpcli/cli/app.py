@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from gdpcli import __version__
-from gdpcli.cli import calibrate, compose, convert, gdpt, sgd, subsample
+from gdpcli.cli import calibrate, completion, compose, convert, gdpt, sgd, subsample
 from gdpcli.errors import ExitCode, GdpcliError
 
 ROOT_EPILOG = """\b
@@ -62,6 +62,7 @@ app.command(name="subsample", epilog=subsample.EPILOG)(subsample.command)
 app.command(name="sgd", epilog=sgd.EPILOG)(sgd.command)
 app.add_typer(calibrate.app, name="calibrate")
 app.command(name="gdpt-identify", epilog=gdpt.EPILOG)(gdpt.command)
+app.command(name="completion", epilog=completion.EPILOG)(completion.command)
 
 
 def _fail(message: str, code: int) -> int:
