@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli.accounting import Figures
-from gdpcli.accounting.methods import METHODS
+from gdpcli.accounting.methods import METHODS, REGISTRY
 from gdpcli.core.roots import largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
@@ -41,7 +41,7 @@ from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
 
 SAMPLING = ("poisson", "fixed")
-EVERY = ("exact", "pld", "clt", "berry-esseen", "rdp")
+EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
 MAX_STEPS = 10**12

@@ -3,7 +3,7 @@ rigorous otherwise, approximate only on request), mu statements, group privacy a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -65,33 +65,52 @@ def exact_accountant(specs: Sequence[Repeated]) -> Accountant | None:
     return None
 
 
-def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
-    """One accountant by method name; ComputationError when the method cannot handle the list.
+Builder = Callable[[Sequence[Repeated], float, Sequence[str]], Accountant]
 
-    exact, pld and rdp account the delta parts of unsampled (eps, delta)-DP specs in closed form
-    (WithUniformDelta, GDP paper eq. 10-12) and only the rest numerically; clt and berry-esseen carry
-    them the same way inside (CentralLimit).
-    """
-    if name == "exact":
-        exact = exact_accountant(specs)
-        if exact is None:
-            rest, delta0 = split_uniform_delta(specs)
-            inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
-            if inner is None:
-                raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
-            exact = WithUniformDelta(inner, delta0)
+
+def _closed_form(specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
+    """exact: the closed form of the list, or of its rest after the delta parts (WithUniformDelta)."""
+    exact = exact_accountant(specs)
+    if exact is not None:
         return exact
-    if name in ("pld", "rdp"):
+    rest, delta0 = split_uniform_delta(specs)
+    inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
+    if inner is None:
+        raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+    return WithUniformDelta(inner, delta0)
+
+
+def _with_delta_parts(numerical: Builder) -> Builder:
+    """A numerical accountant of the list without its delta parts, tensored with them in closed form."""
+
+    def build(specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
         rest, delta0 = split_uniform_delta(specs)
         if delta0 > 0.0 and not rest:  # only delta parts: f_{0, delta0} itself, in closed form
             return ExactSingle(ApproxDP(0.0, delta0))
-        inner = NumericalPLD(rest, accuracy) if name == "pld" else RenyiAccountant(rest, conversions)
+        inner = numerical(rest, accuracy, conversions)
         return WithUniformDelta(inner, delta0) if delta0 > 0.0 else inner
-    if name == "clt":
-        return CentralLimit(specs)
-    if name == "berry-esseen":
-        return BerryEsseenBand(specs)
-    raise ComputationError(f"method {name!r} is not available")
+
+    return build
+
+
+REGISTRY: dict[str, Builder] = {
+    "exact": _closed_form,
+    "pld": _with_delta_parts(lambda specs, accuracy, _: NumericalPLD(specs, accuracy)),
+    "clt": lambda specs, _, __: CentralLimit(specs),
+    "berry-esseen": lambda specs, _, __: BerryEsseenBand(specs),
+    "rdp": _with_delta_parts(lambda specs, _, conversions: RenyiAccountant(specs, conversions)),
+}
+"""The accountant behind each method name (what `all` shows, in this order). exact, pld and rdp account the
+delta parts of unsampled (eps, delta)-DP specs in closed form (WithUniformDelta, GDP paper eq. 10-12) and
+only the rest numerically; clt and berry-esseen carry them the same way inside (CentralLimit). A builder
+that cannot handle the list raises ComputationError saying why: that is its `supports`."""
+
+
+def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:
+    """One accountant by method name; ComputationError when the method cannot handle the list."""
+    if name not in REGISTRY:
+        raise ComputationError(f"method {name!r} is not available")
+    return REGISTRY[name](specs, accuracy, conversions)
 
 
 def select(
@@ -116,7 +135,7 @@ def select(
     if method != "all":
         return [_build(method, specs, accuracy, conversions)], []
     accountants, skipped = [], []
-    for name in ("exact", "pld", "clt", "berry-esseen", "rdp"):
+    for name in REGISTRY:
         try:
             accountants.append(_build(name, specs, accuracy, conversions))
         except ComputationError as error:
@@ -206,7 +225,7 @@ def step_budgets(
     """
     from gdpcli.core.roots import largest_integer_where
 
-    names = ("exact", "pld", "clt", "berry-esseen", "rdp") if method == "all" else (method,)
+    names = tuple(REGISTRY) if method == "all" else (method,)
     if method == "auto":
         names = ("exact",) if exact_accountant(specs) is not None else ("pld",)
     jobs = [(name, (c,)) for name in names for c in (conversions if name == "rdp" else conversions[:1])]
