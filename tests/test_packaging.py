@@ -24,7 +24,8 @@ def prefix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [wheel] = work.glob("gdpcli-*.whl")
     assert any("/share/man/man1/gdpcli-sgd.1" in name for name in zipfile.ZipFile(wheel).namelist())
     target = work / "prefix"
-    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(target), str(wheel)]
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed"]
+    install += ["--prefix", str(target), str(wheel)]  # --ignore-installed: never touch the running env
     subprocess.run(install, check=True, capture_output=True)
     return target
 
