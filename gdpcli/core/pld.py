@@ -31,6 +31,7 @@ import numpy as np
 from scipy import fft
 
 from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.hull import lower_hull
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 
@@ -244,24 +245,14 @@ def _optimistic_values(profile: ProfileFn, losses: np.ndarray, atom: float) -> n
 
 
 def _lower_hull_masses(values: np.ndarray, x: np.ndarray, at_zero: float) -> np.ndarray:
-    """Masses of the lower convex hull of (0, at_zero), (x_k, values_k): drop points with negative mass.
-
-    A point above the chord of its neighbours (negative slope change) is not on the hull; passes drop
-    all such points at once until none is left. Dropping points only lowers the function.
-    """
-    keep = np.ones(x.size, dtype=bool)
-    while True:
-        xs = np.concatenate(([0.0], x[keep]))
-        vs = np.concatenate(([at_zero], values[keep]))
-        slopes = np.append(np.diff(vs) / np.diff(xs), 0.0)
-        masses = xs[1:] * np.diff(slopes)
-        bad = masses < 0
-        bad[-1] = False  # the last point carries the constant tail
-        if not bad.any():
-            break
-        keep[np.flatnonzero(keep)[bad]] = False
+    """Masses of the lower convex hull (core.hull) of (0, at_zero), (x_k, values_k): the slope changes at
+    its vertices times x, the last vertex carrying the constant tail; points off the hull get none.
+    Dropping points only lowers the function."""
+    xs, vs = np.concatenate(([0.0], x)), np.concatenate(([at_zero], values))
+    kept = lower_hull(xs, vs)
+    slopes = np.append(np.diff(vs[kept]) / np.diff(xs[kept]), 0.0)
     result = np.zeros(x.size)
-    result[keep] = masses
+    result[kept[1:] - 1] = xs[kept[1:]] * np.diff(slopes)
     return result
 
 

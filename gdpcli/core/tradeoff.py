@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.hull import lower_hull
 from gdpcli.core.normal import Phi, Phi_inv
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import InputError
 
 TradeoffFn = Callable[[np.ndarray], np.ndarray]
 ProfileFn = Callable[[np.ndarray], np.ndarray]
@@ -198,48 +199,10 @@ def inverse(grid: Grid) -> Grid:
     return Grid(beta, alpha)
 
 
-def _qhull_candidates(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices that contain every lower-hull vertex: Qhull's lower hull plus all points below it.
-
-    Two points far above the ends make the hull two-dimensional; every other Qhull vertex then lies on the
-    lower hull. Qhull's tolerance is global, so where f is very steep (alpha near 0) it can drop true
-    vertices; those lie strictly below its hull and are added back.
-    """
-    from scipy.spatial import ConvexHull, QhullError
-
-    top = np.max(y) + 1.0 + np.ptp(y)
-    points = np.column_stack((np.append(x, [x[0], x[-1]]), np.append(y, [top, top])))
-    try:
-        vertices = np.sort(ConvexHull(points).vertices)
-    except QhullError as error:
-        hint = str(error).splitlines()[0]
-        raise ComputationError("convex hull of a trade-off grid failed", hint=hint) from None
-    vertices = np.union1d(vertices[vertices < x.size], [0, x.size - 1])  # the ends are always vertices
-    below = y < np.interp(x, x[vertices], y[vertices])
-    return np.union1d(vertices, np.flatnonzero(below))
-
-
-def _lower_hull(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices of the lower convex hull of the points (x_i, y_i), x strictly increasing.
-
-    Exact up to rounding in local cross products: starting from the Qhull candidates, vectorized passes
-    drop every point on or above the chord of its neighbours (never a hull vertex) until the remaining
-    chain turns left everywhere, which for x-sorted points means it is the lower hull.
-    """
-    kept = _qhull_candidates(x, y)
-    while kept.size > 2:
-        x0, x1, x2 = x[kept[:-2]], x[kept[1:-1]], x[kept[2:]]
-        y0, y1, y2 = y[kept[:-2]], y[kept[1:-1]], y[kept[2:]]
-        above = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0) <= 0
-        if not np.any(above):
-            break
-        kept = kept[np.concatenate(([True], ~above, [True]))]
-    return x[kept], y[kept]
-
-
 def convexify(grid: Grid) -> Grid:
     """The greatest convex function below the grid: its biconjugate f** (lower convex hull of the knots)."""
-    return Grid(*_lower_hull(grid.alpha, grid.beta))
+    kept = lower_hull(grid.alpha, grid.beta, prefilter=True)
+    return Grid(grid.alpha[kept], grid.beta[kept])
 
 
 def _pointwise_min(first: Grid, second: Grid) -> Grid:
@@ -268,7 +231,8 @@ def _min_linear(x: np.ndarray, y: np.ndarray, slope: np.ndarray) -> np.ndarray:
     On the hull the minimiser is the vertex where the edge slopes cross -slope; its neighbours are also
     evaluated so that rounding in the edge slopes cannot pick a wrong vertex.
     """
-    hull_x, hull_y = _lower_hull(x, y)
+    kept = lower_hull(x, y, prefilter=True)
+    hull_x, hull_y = x[kept], y[kept]
     slope = np.asarray(slope, dtype=float)
     edges = np.maximum.accumulate(np.diff(hull_y) / np.diff(hull_x))
     k = np.asarray(np.searchsorted(edges, -slope))

@@ -1,0 +1,49 @@
+"""The lower convex hull of points sorted by x, the one implementation behind the biconjugate f** of a
+trade-off grid (core.tradeoff) and the convex privacy profiles of the PLD discretization (core.pld)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gdpcli.errors import ComputationError
+
+
+def lower_hull(x: np.ndarray, y: np.ndarray, *, prefilter: bool = False) -> np.ndarray:
+    """Indices of the vertices of the lower convex hull of (x_i, y_i), x strictly increasing; both ends
+    are always kept.
+
+    Vectorized passes drop every point on or above the chord of its neighbours (never a hull vertex)
+    until the chain turns left everywhere, which for x-sorted points makes it the lower hull; exact up to
+    rounding in the local cross products. `prefilter` first narrows the points to Qhull's candidates,
+    which saves passes on long grids whose hull has few vertices.
+    """
+    kept = _qhull_candidates(x, y) if prefilter else np.arange(x.size)
+    while kept.size > 2:
+        x0, x1, x2 = x[kept[:-2]], x[kept[1:-1]], x[kept[2:]]
+        y0, y1, y2 = y[kept[:-2]], y[kept[1:-1]], y[kept[2:]]
+        above = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0) <= 0
+        if not np.any(above):
+            break
+        kept = kept[np.concatenate(([True], ~above, [True]))]
+    return kept
+
+
+def _qhull_candidates(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices that contain every lower-hull vertex: Qhull's lower hull plus all points below it.
+
+    Two points far above the ends make the hull two-dimensional; every other Qhull vertex then lies on the
+    lower hull. Qhull's tolerance is global, so where the points are very steep it can drop true
+    vertices; those lie strictly below its hull and are added back.
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    top = np.max(y) + 1.0 + np.ptp(y)
+    points = np.column_stack((np.append(x, [x[0], x[-1]]), np.append(y, [top, top])))
+    try:
+        vertices = np.sort(ConvexHull(points).vertices)
+    except QhullError as error:
+        hint = str(error).splitlines()[0]
+        raise ComputationError("convex hull of a trade-off grid failed", hint=hint) from None
+    vertices = np.union1d(vertices[vertices < x.size], [0, x.size - 1])  # the ends are always vertices
+    below = y < np.interp(x, x[vertices], y[vertices])
+    return np.union1d(vertices, np.flatnonzero(below))
