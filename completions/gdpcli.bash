@@ -41,10 +41,12 @@ _gdpcli_value_options() {  # the options that take a value
 
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
-        'gdpcli convert --method') echo 'auto exact pld rdp all classic improved lemma1 lemma2 optimal' ;;
+        'gdpcli convert --to') echo 'mu' ;;
+        'gdpcli convert --method') echo 'auto exact pld clt berry-esseen rdp all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
         'gdpcli convert --plot') echo '@files' ;;
+        'gdpcli compose --to') echo 'mu' ;;
         'gdpcli compose --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
         'gdpcli compose --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli compose -f'|'gdpcli compose --format') echo 'table csv json' ;;
@@ -75,6 +77,7 @@ _gdpcli_argument_values() {  # the positional arguments (@files: file names)
         'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= family:a= icea:m= @files' ;;
+        'gdpcli completion') echo 'bash zsh fish' ;;
     esac
 }
 

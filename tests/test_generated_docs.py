@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from gdpcli import accounting, mechanisms
+from gdpcli import vocabulary
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.gdpt_input import BUILTINS
-from gdpcli.cli import calibrate, output
+from gdpcli.cli import calibrate
 from gdpcli.mechanisms import KIND_KEYS
 from tools import generate_docs as generate
 
@@ -79,43 +79,29 @@ def test_tree_has_every_subcommand(tree: generate.Command) -> None:
         assert {"-h", "--help"} <= {name for option in command.options for name in option.names}
 
 
-@pytest.mark.parametrize(
-    ("help_text", "expected"),
-    [
-        ("Output format: table | csv | json (default: table on a terminal).", ("table", "csv", "json")),
-        (
-            "auto (exact if a closed form exists, else pld) | exact | pld | berry-esseen.",
-            ("auto", "exact", "pld", "berry-esseen"),
-        ),
-        (
-            "auto | exact | all, or a conversion classic | optimal (short for --conversion NAME).",
-            ("auto", "exact", "all", "classic", "optimal"),
-        ),
-        (
-            "conversion for --method rdp: classic | improved | all (each an upper bound)",
-            ("classic", "improved", "all"),
-        ),
-        ("Convert to another representation: mu (tightest GDP mu).", ()),
-        ("laplace (b[,sens] | eps), upper/lower - 1", ()),
-    ],
-)
-def test_choice_rule(help_text: str, expected: tuple[str, ...]) -> None:
-    assert generate.choices(help_text) == expected
+def test_every_method_format_and_sampling_option_completes_words(tree: generate.Command) -> None:
+    """The word options are typed (options.Choice), so the generator reads their words from the types."""
+    for command in tree.walk():
+        for option in command.options:
+            if option.names[-1] in ("--method", "--format", "--sampling", "--conversion", "--to"):
+                assert option.choices, f"{command.name} {option.names[-1]}"
 
 
 def accepted(path: str, option: str) -> tuple[str, ...]:
     """What each command really accepts, from the constants the commands validate against."""
     if option in ("-f", "--format"):
-        return output.FORMATS
+        return vocabulary.FORMATS
     if option == "--sampling":
-        return mechanisms.SAMPLING_SCHEMES
+        return vocabulary.SAMPLING
     if option == "--conversion":
-        return dpsgd.CONVERSIONS if path.endswith("sgd") else (*accounting.CONVERSIONS, "all")
+        return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
+    if option == "--to":
+        return ("mu",)
     methods = {
-        "gdpcli convert": (*accounting.METHODS, *accounting.CONVERSIONS),
-        "gdpcli compose": accounting.METHODS,
-        "gdpcli sgd": dpsgd.METHODS,
-        "gdpcli calibrate sgd": calibrate.SGD_METHODS,
+        "gdpcli convert": (*vocabulary.METHODS, *vocabulary.CONVERSIONS),
+        "gdpcli compose": vocabulary.METHODS,
+        "gdpcli sgd": vocabulary.METHODS,
+        "gdpcli calibrate sgd": ("auto", "exact", "pld", "rdp", "clt"),
     }
     assert option == "--method" and path in methods, f"{path} {option}: add what it accepts to this table"
     return methods[path]
@@ -138,7 +124,7 @@ def test_completed_choices_are_accepted(path: str, option: str, completed: tuple
 
 def test_every_format_option_completes_its_values(tree: generate.Command) -> None:
     formats = [option for command in tree.walk() for option in command.options if "--format" in option.names]
-    assert len(formats) >= 9 and all(option.choices == output.FORMATS for option in formats)
+    assert len(formats) >= 9 and all(option.choices == vocabulary.FORMATS for option in formats)
 
 
 def test_spec_arguments_complete_kinds_and_gdpt_input_files(tree: generate.Command) -> None:

@@ -23,8 +23,6 @@ from gdpcli.accounting.accountants import (
 )
 from gdpcli.accounting.figures import QUESTIONS, Accountant, Answer, Figures, ask, check_budget
 from gdpcli.accounting.methods import (
-    CONVERSIONS,
-    METHODS,
     describe,
     exact_accountant,
     group_accountant,
@@ -33,6 +31,7 @@ from gdpcli.accounting.methods import (
     select,
     step_budgets,
 )
+from gdpcli.vocabulary import CONVERSIONS, METHODS
 
 __all__ = [
     "CONVERSIONS",

@@ -33,17 +33,18 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli.accounting import Figures
-from gdpcli.accounting.methods import METHODS, REGISTRY
+from gdpcli.accounting.methods import REGISTRY
 from gdpcli.core.roots import largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
+from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
+from gdpcli.vocabulary import METHODS, SAMPLING
 
-SAMPLING = ("poisson", "fixed")
 EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `unavailable`)."""
-CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal", "all")
+CONVERSIONS = (*RDP_CONVERSIONS, "all")
 MAX_STEPS = 10**12
 _FINE_STEP = 0.002  # the same after two secant steps
 
@@ -254,8 +255,8 @@ def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
     """Moments accountant: T times the RDP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019)
     converted at delta by the named conversion(s): rigorous upper bounds (gdpcli.accounting.RenyiAccountant,
     the same accountant as `compose --method rdp`)."""
-    from gdpcli.accounting import CONVERSIONS as NAMES
     from gdpcli.accounting import RenyiAccountant
+    from gdpcli.vocabulary import CONVERSIONS as NAMES
 
     names = NAMES if conversion == "all" else (conversion,)
     return RenyiAccountant([run.spec()], names).epsilon(np.asarray([delta]))

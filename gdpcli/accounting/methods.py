@@ -27,12 +27,6 @@ from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError
 from gdpcli.events import ApproxDP, Repeated
 
-METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
-"""The vocabulary of every command: auto is exact where a closed form exists, else the rigorous PLD bounds;
-exact the closed form only; pld the PLD bounds; clt and berry-esseen GDP paper Thm 5 / Cor. 5; rdp RDP
-with a conversion; all every one that applies."""
-CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
-
 
 def exact_gdp_mu(specs: Sequence[Repeated]) -> float | None:
     """sqrt(sum mu_i^2) when every spec is exactly GDP, else None."""

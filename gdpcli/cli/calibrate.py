@@ -175,7 +175,7 @@ Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
 """
 
-SGD_METHODS = ("auto", "exact", "pld", "rdp", "clt")
+SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))
 
 
 @app.command(epilog=SGD_EPILOG)
@@ -191,7 +191,7 @@ def sgd(
     delta: TargetDeltaOption = None,
     mu: TargetMuOption = None,
     method: Annotated[
-        str,
+        SgdMethod,
         typer.Option(
             "--method",
             help="auto (exact GDP at sampling rate 1, else the rigorous PLD upper bound) | exact (closed "
@@ -211,9 +211,6 @@ def sgd(
     from gdpcli.cli import output
 
     options.check_output(fmt, None)
-    options.choice(sampling, "--sampling", dpsgd.SAMPLING)
-    options.choice(method, "--method", SGD_METHODS)
-    options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)
     options.positive(accuracy, "--accuracy")
     options.positive(sensitivity, "--sensitivity")
     if not 1e-9 <= tolerance < 1:

@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.cli.options import choices
+from gdpcli.errors import ComputationError
 
 SCRIPTS = {
     "bash": "share/bash-completion/completions/gdpcli.bash",
@@ -45,13 +46,14 @@ def installed_file(relative: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+Shell = choices("Shell", tuple(SCRIPTS))
+
+
 def command(
-    shell: Annotated[str, typer.Argument(help="bash | zsh | fish.")],
+    shell: Annotated[Shell, typer.Argument(help="bash | zsh | fish.")],
 ) -> None:
     """Print the completion script for SHELL (install it as the examples show)."""
-    if shell not in SCRIPTS:
-        raise InputError(f"unknown shell {shell!r}", "allowed: " + ", ".join(SCRIPTS))
-    path = installed_file(SCRIPTS[shell])
+    path = installed_file(SCRIPTS[str(shell)])
     if path is None:
         raise ComputationError("the completion scripts are not installed", "reinstall with pip install .")
     typer.echo(path.read_text(), nl=False)

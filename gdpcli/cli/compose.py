@@ -23,7 +23,7 @@ Examples:
 """
 
 MethodOption = Annotated[
-    str,
+    options.Method,
     typer.Option(
         "--method",
         help="auto (exact if a closed form exists, else pld) | exact | pld | clt | berry-esseen | rdp | all.",
@@ -55,8 +55,6 @@ def command(
     from gdpcli.mechanisms import parse_spec
 
     options.check_output(fmt, plot)
-    options.choice(to, "--to", ("mu",))
-    options.choice(method, "--method", accounting.METHODS)
     options.positive(accuracy, "--accuracy")
     parsed = [parse_spec(text) for text in specs]
     deltas = options.deltas(delta) if delta is not None else None

@@ -6,8 +6,11 @@ from typing import Annotated
 
 import typer
 
+from gdpcli import vocabulary
 from gdpcli.cli import options
 from gdpcli.errors import ComputationError, InputError
+
+ConvertMethod = options.choices("ConvertMethod", (*vocabulary.METHODS, *vocabulary.CONVERSIONS))
 
 EPILOG = """\b
 Examples:
@@ -31,11 +34,11 @@ def command(
         int | None, typer.Option("--group", help="Group privacy: the guarantee for groups of K individuals.")
     ] = None,
     method: Annotated[
-        str,
+        ConvertMethod,
         typer.Option(
             "--method",
-            help="auto | exact | pld | rdp | all, or an RDP conversion classic | improved | lemma1 | "
-            "lemma2 | optimal (short for --method rdp --conversion NAME).",
+            help="auto | exact | pld | clt | berry-esseen | rdp | all, or an RDP conversion classic | "
+            "improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).",
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
@@ -49,8 +52,6 @@ def command(
     from gdpcli.mechanisms import parse_spec
 
     options.check_output(fmt, plot)
-    options.choice(to, "--to", ("mu",))
-    options.choice(method, "--method", (*accounting.METHODS, *accounting.CONVERSIONS))
     conversions = options.conversions(conversion)
     if method in accounting.CONVERSIONS:
         method, conversions = "rdp", (method,)

@@ -7,17 +7,43 @@ exit code 2. Lists are `a,b,c`; ranges are `START:STOP:NUM` (inclusive, like num
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from gdpcli import vocabulary
 from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported for option defaults
 from gdpcli.errors import InputError
 
+
+class Choice(str, Enum):
+    """The words an option takes, as a type: the CLI framework validates them (exit 2 naming the option)
+    and completions and man pages read them as data. A member is its word (str, format, ==)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+def choices(name: str, words: Sequence[str]) -> type[Choice]:
+    """A Choice type of these words."""
+    return Choice(name, [(word, word) for word in words])  # type: ignore[return-value]
+
+
+Format = choices("Format", vocabulary.FORMATS)
+Sampling = choices("Sampling", vocabulary.SAMPLING)
+Conversion = choices("Conversion", (*vocabulary.CONVERSIONS, "all"))
+To = choices("To", ("mu",))
+Method = choices("Method", vocabulary.METHODS)
+
 FORMAT_HELP = "Output format: table | csv | json (default: table on a terminal, csv otherwise)."
 
-FormatOption = Annotated[str | None, typer.Option("--format", "-f", help=FORMAT_HELP, metavar="FORMAT")]
+FormatOption = Annotated[Format | None, typer.Option("--format", "-f", help=FORMAT_HELP, metavar="FORMAT")]
 DeltaOption = Annotated[
     str | None,
     typer.Option(
@@ -35,7 +61,7 @@ AlphaOption = Annotated[
     typer.Option("--alpha", help="Type I error(s) alpha at which to report the trade-off beta = f(alpha)."),
 ]
 ToOption = Annotated[
-    str | None, typer.Option("--to", help="Convert to another representation: mu (tightest GDP mu).")
+    To | None, typer.Option("--to", help="Convert to another representation: mu (tightest GDP mu).")
 ]
 MaxEpsilonOption = Annotated[
     float | None,
@@ -46,7 +72,7 @@ MaxDeltaOption = Annotated[
     typer.Option("--max-delta", help="Budget check: exit 3 if the rigorous delta exceeds this."),
 ]
 ConversionOption = Annotated[
-    str,
+    Conversion,
     typer.Option(
         "--conversion",
         help="RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | "
@@ -108,7 +134,7 @@ SensitivityOption = Annotated[
     ),
 ]
 SamplingOption = Annotated[
-    str,
+    Sampling,
     typer.Option(
         "--sampling",
         help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).",
@@ -187,13 +213,6 @@ def alphas(text: str, option: str = "--alpha") -> list[float]:
     return check_range(parse_values(text, option), option, low=0, high=1)
 
 
-def choice(value: str | None, option: str, allowed: tuple[str, ...]) -> str | None:
-    """One of the allowed words, else InputError listing them."""
-    if value is not None and value not in allowed:
-        raise InputError(f"{option}: unknown value {value!r}", "allowed: " + ", ".join(allowed))
-    return value
-
-
 def positive(value: float | None, option: str) -> float | None:
     """A finite number > 0 (or None when the option was not given)."""
     if value is not None and not (math.isfinite(value) and value > 0):
@@ -230,17 +249,11 @@ def require_budget_query(
 
 def conversions(value: str) -> tuple[str, ...]:
     """--conversion: one RDP conversion name, or all of them."""
-    from gdpcli.accounting import CONVERSIONS
-
-    choice(value, "--conversion", (*CONVERSIONS, "all"))
-    return CONVERSIONS if value == "all" else (value,)
+    return vocabulary.CONVERSIONS if value == "all" else (str(value),)
 
 
 def check_output(fmt: str | None, plot: Path | None) -> None:
     """-f/--format names a known format and the --plot target can be written: checked before computing."""
-    from gdpcli.cli.output import FORMATS
-
-    choice(fmt, "--format", FORMATS)
     if plot:
         from gdpcli.cli.plot import check_target
 

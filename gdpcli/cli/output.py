@@ -20,8 +20,6 @@ from typing import Any
 from gdpcli import __version__
 from gdpcli.guarantees import Guarantee
 
-FORMATS = ("table", "csv", "json")
-
 
 @dataclass
 class Result:

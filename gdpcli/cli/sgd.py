@@ -48,7 +48,7 @@ def command(
     steps: options.StepsOption = None,
     delta: options.DeltaOption = None,
     sampling: options.SamplingOption = "poisson",
-    method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "auto",
+    method: Annotated[options.Method, typer.Option("--method", help=METHOD_HELP)] = "auto",
     conversion: options.ConversionOption = "optimal",
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     target_epsilon: options.TargetEpsilonOption = None,
@@ -61,9 +61,6 @@ def command(
     from gdpcli.cli import output
 
     options.check_output(fmt, plot)
-    options.choice(sampling, "--sampling", dpsgd.SAMPLING)
-    options.choice(method, "--method", dpsgd.METHODS)
-    options.choice(conversion, "--conversion", dpsgd.CONVERSIONS)
     options.positive(accuracy, "--accuracy")
     options.positive(noise_multiplier, "--noise-multiplier")
     options.positive(sensitivity, "--sensitivity")

@@ -80,10 +80,9 @@ def command(
     from gdpcli.cli import output, queries
     from gdpcli.cli import plot as plotting
     from gdpcli.events import Sampling
-    from gdpcli.mechanisms import SAMPLING_SCHEMES, parse_spec
+    from gdpcli.mechanisms import parse_spec
 
     options.check_output(fmt, plot)
-    options.choice(sampling, "--sampling", SAMPLING_SCHEMES)
     options.positive(accuracy, "--accuracy")
     if not 0.0 < rate <= 1.0:
         raise InputError(f"--rate: {rate!r} is out of range", "allowed: (0, 1]")
