@@ -658,15 +658,18 @@ def epsilon_from_points(
     orders: np.ndarray, rdp_epsilons: np.ndarray, delta: float, method: str = "optimal"
 ) -> Conversion:
     """The smallest epsilon at this delta over a finite set of RDP points (alpha_i, eps_R,i)."""
-    values = np.atleast_1d(epsilon(orders, rdp_epsilons, delta, method))
-    k = int(np.argmin(values))
-    return Conversion(value=float(values[k]), order=float(np.atleast_1d(orders)[k]))
+    return _best(orders, epsilon(orders, rdp_epsilons, delta, method))
 
 
 def delta_from_points(
     orders: np.ndarray, rdp_epsilons: np.ndarray, epsilon: float, method: str = "optimal"
 ) -> Conversion:
     """The smallest delta at this epsilon over a finite set of RDP points (alpha_i, eps_R,i)."""
-    values = np.atleast_1d(delta(orders, rdp_epsilons, epsilon, method))
+    return _best(orders, delta(orders, rdp_epsilons, epsilon, method))
+
+
+def _best(orders: np.ndarray, values: ArrayLike) -> Conversion:
+    """The smallest of the values, one per order, with the order that gave it."""
+    values = np.atleast_1d(values)
     k = int(np.argmin(values))
     return Conversion(value=float(values[k]), order=float(np.atleast_1d(orders)[k]))
