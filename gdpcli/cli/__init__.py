@@ -1,1 +1,1 @@
-"""The command-line layer: parses options, calls gdpcli.core through gdpcli.accounting, renders rows."""
+"""The command-line layer: parses options, builds events, calls gdpcli.accounting, renders rows."""
