@@ -403,6 +403,10 @@ def _margin(at_root: _Theorem3, slope: np.ndarray) -> np.ndarray:
         return np.where(slope > 0.0, 3.0 * at_root.gamma_error / slope, np.inf)
 
 
+_BRACKET_DOUBLINGS = 60
+"""Widenings of the lower end of the optimal conversion's bracket (its width doubles each time)."""
+
+
 def _optimal_epsilon(order: np.ndarray, rdp_epsilon: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """The paper's Thm 3 inverted in eps: the smallest eps with gamma_alpha^eps(delta) >= eps_R.
 
@@ -534,11 +538,13 @@ def _optimal_log_delta(order: np.ndarray, rdp_epsilon: np.ndarray, epsilon: np.n
     with np.errstate(divide="ignore", over="ignore"):
         guess = _log_zeta(order) - (order - 1.0) * epsilon + np.log(np.expm1((order - 1.0) * rdp_epsilon))
     lo = np.minimum(np.where(np.isfinite(guess), guess, hi), hi) - 1.0
-    for _ in range(60):
+    for _ in range(_BRACKET_DOUBLINGS):
         too_high = (gap(lo) >= 0.0) & solvable
         if not np.any(too_high):
             break
         lo = np.where(too_high, 2.0 * lo - hi, lo)
+    else:
+        raise ComputationError(f"optimal conversion: no bracket after {_BRACKET_DOUBLINGS} doublings")
     with np.errstate(divide="ignore", invalid="ignore"):
         root = bracketed_newton(gap, slope, np.where(solvable, lo, hi), hi, rtol=1e-15)
         margin = _margin(theorem3(root), slope(root)) + _OPTIMAL_ROUND_UP

@@ -55,7 +55,9 @@ def newton_on_active(
 
     terms(x, index) returns (f, f') at the points x of the flattened positions `index`. A Newton step that
     leaves the current bracket (or is not finite) is replaced by bisection, so convergence is guaranteed
-    and, near the root, quadratic; f may increase or decrease in each element. An element stops when its
+    and, near the root, quadratic (bisection alone halves a float bracket to its last ulp in ~1100 steps,
+    geometric midpoints in far fewer); ComputationError if maxiter is exhausted. f may increase or decrease
+    in each element. An element stops when its
     bracket is narrow or its last Newton step was below rtol relative (Newton approaches from one side,
     so the bracket alone would shrink slowly). Solved elements leave the working set, so a result does not
     depend on the other elements of the batch (vectorized == scalar) and large batches cost what their
@@ -89,6 +91,8 @@ def newton_on_active(
         x[index] = np.where(at_root, xa, np.where(inside, step, np.where(tiny_step, xa, _midpoint(la, ha))))
         lo[index], hi[index] = la, ha
         index = index[~(at_root | tiny_step | narrow)]
+    if index.size:
+        raise ComputationError(f"Newton: {index.size} root(s) not found within {maxiter} iterations")
     return x.reshape(shape)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
 from gdpcli.core.normal import Phi, Phi_inv
-from gdpcli.errors import InputError
+from gdpcli.errors import ComputationError, InputError
 
 TradeoffFn = Callable[[np.ndarray], np.ndarray]
 ProfileFn = Callable[[np.ndarray], np.ndarray]
@@ -330,6 +330,10 @@ def epsilon_from_profile(profile: ProfileFn, delta: ArrayLike, *, ceiling: float
         return as_output(_bisect_profile(profile, delta, ceiling))
 
 
+_BISECTIONS = 1100
+"""Halvings that take any float bracket down to adjacent floats (the exponent range is about 2100)."""
+
+
 def _bisect_profile(profile: ProfileFn, delta: np.ndarray, ceiling: float) -> np.ndarray:
     lo = np.zeros_like(delta)
     hi = np.ones_like(delta)
@@ -340,11 +344,13 @@ def _bisect_profile(profile: ProfileFn, delta: np.ndarray, ceiling: float) -> np
         hi = np.where(short, np.minimum(2.0 * hi, ceiling), hi)
     unreachable = profile(hi) > delta
     done = profile(lo) <= delta
-    for _ in range(1100):
+    for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
         if np.all((mid <= lo) | (mid >= hi)):
             break
         below = profile(mid) <= delta
         hi = np.where(below, mid, hi)
         lo = np.where(below, lo, mid)
+    else:
+        raise ComputationError(f"epsilon from a profile: not converged in {_BISECTIONS} bisections")
     return np.where(done, 0.0, np.where(unreachable, np.inf, hi))
