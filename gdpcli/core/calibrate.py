@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
 
 from gdpcli.core import gdp
 from gdpcli.core.arrays import ArrayLike, as_output
@@ -154,6 +153,8 @@ def smallest_noise(
     search = _Search(epsilon_of_noise, target, max_evaluations)
     bad, good = search.bracket(lo, hi, lo / max_ratio, hi * max_ratio)
     tol = math.log1p(rtol)
+    from scipy import optimize  # only where a search runs: closed-form calibrations stay light
+
     optimize.brentq(search.residual, bad.log_noise, good.log_noise, xtol=0.9 * tol, maxiter=max_evaluations)
     bad, good = search.tightest()
     while good.noise > bad.noise * (1.0 + rtol):

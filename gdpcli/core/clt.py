@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special
+from scipy import special
 
 from gdpcli.core import gdp
 from gdpcli.core.arrays import ArrayLike, as_output
@@ -148,6 +148,8 @@ def _quad(
 ) -> tuple[float, float]:
     """QUADPACK integral of a scalar integrand with its error estimate (points only on finite ranges)."""
     kwargs = {"points": [x for x in points if lo < x < hi]} if np.isfinite(hi) and points else {}
+    from scipy import integrate
+
     value, error = integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=_QUAD_RTOL, limit=400, **kwargs)
     return value, error
 

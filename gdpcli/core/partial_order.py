@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.rounding import elementwise, to_safe_side
@@ -129,6 +128,8 @@ def local_minimizers(func: Callable[[np.ndarray], np.ndarray], grid: np.ndarray)
             return _derivative(func, x, step)
 
         a, b = lo + step, hi - step
+        from scipy.optimize import brentq
+
         polished = brentq(slope, a, b, xtol=1e-15, rtol=1e-15) if slope(a) < 0 < slope(b) else grid[k]
         minimizers.append(polished if func(np.array([polished]))[0] <= values[k] else grid[k])
     return np.array(minimizers, dtype=float)

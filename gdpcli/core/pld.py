@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import fft
 
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
@@ -350,6 +349,8 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
     a, b = first.masses, second.masses
     size = a.size + b.size - 1
     _check_size(2 * size, max_points)
+    from scipy import fft  # on first composition only: closed forms that share DiscretePLD stay light
+
     length = fft.next_fast_len(size, real=True)
     spectrum = fft.rfft(a, length)
     spectrum = spectrum * spectrum if first is second else spectrum * fft.rfft(b, length)

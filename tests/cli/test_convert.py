@@ -159,6 +159,30 @@ def test_version_and_help_import_neither_numpy_nor_scipy(args: list[str]) -> Non
     assert _modules_after(args) == set()
 
 
+HEAVY = {"stats", "optimize", "spatial", "integrate", "fft", "linalg", "interpolate", "sparse"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "gdp:mu=1", "--delta", "1e-5"],
+        ["convert", "gaussian:sigma=2", "--epsilon", "1", "--alpha", "0.1"],
+        ["convert", "laplace:b=1", "--delta", "1e-5"],
+        ["convert", "dp:eps=1,delta=1e-6", "--delta", "1e-5"],
+        ["compose", "gaussian:sigma=2x10", "gdp:mu=0.5", "--delta", "1e-5"],
+        ["compose", "dp:eps=0.3x10", "--delta", "1e-5"],
+        ["compose", "gdp:mu=1", "dp:eps=0,delta=0.01", "--delta", "0.02"],
+        ["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5"],
+        ["calibrate", "laplace", "--epsilon", "1"],
+    ],
+)
+def test_closed_form_paths_import_no_heavy_scipy(args: list[str]) -> None:
+    """Closed forms need numpy and scipy.special only (issue 13: start-up of the common paths)."""
+    modules = _modules_after([*args, "-f", "csv"])
+    loaded = {name.split(".")[1] for name in modules if name.startswith("scipy.")}
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
 def test_real_subprocess_and_python_m() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "gdpcli", "convert", "gdp:mu=1", "--delta", "1e-5", "-f", "csv"],
