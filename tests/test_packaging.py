@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds a wheel (pip, with build isolation)
 
 
 @pytest.fixture(scope="module")

@@ -379,7 +379,7 @@ def _mu_root(epsilon: np.ndarray, log_target: np.ndarray, lo: np.ndarray, hi: np
         return log - log_target[index], np.exp(log_slope)
 
     with np.errstate(over="ignore", invalid="ignore"):  # at mu near 0, a^2 overflows: Newton bisects there
-        return newton_on_active(terms, lo, hi)
+        return newton_on_active(terms, lo, hi, start=lo)  # lo is the tight floor: Newton from there
 
 
 def _tightened(

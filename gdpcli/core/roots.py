@@ -50,8 +50,12 @@ def newton_on_active(
     *,
     rtol: float = 4e-16,
     maxiter: int = 200,
+    start: Vector | None = None,
 ) -> Vector:
     """Safeguarded Newton on brackets [lo, hi] (sign(f(lo)) != sign(f(hi))), evaluating only unsolved points.
+
+    `start` is the first point (clipped into the bracket), for callers with a good guess; by default the
+    bracket's midpoint.
 
     terms(x, index) returns (f, f') at the points x of the flattened positions `index`. A Newton step that
     leaves the current bracket (or is not finite) is replaced by bisection, so convergence is guaranteed
@@ -66,11 +70,8 @@ def newton_on_active(
     lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
     shape = lo.shape
     lo, hi = lo.ravel().copy(), hi.ravel().copy()
-    f_lo, slope_lo = terms(lo, np.arange(lo.size))
-    sign_lo = np.sign(f_lo)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        first = lo - f_lo / slope_lo  # the first point: Newton from lo where it stays inside, else bisection
-    first = np.where(np.isfinite(first) & (first > lo) & (first < hi), first, _midpoint(lo, hi))
+    sign_lo = np.sign(terms(lo, np.arange(lo.size))[0])
+    first = _midpoint(lo, hi) if start is None else np.clip(np.ravel(np.broadcast_to(start, shape)), lo, hi)
     x = np.where(sign_lo == 0, lo, first)  # a bracket end that is a root is the answer
     index = np.flatnonzero(sign_lo != 0)
     for _ in range(maxiter):

@@ -225,6 +225,7 @@ def test_sgd_round_trip_and_tolerance(gdpcli, run: tuple[str, ...], method: str,
     assert sgd_epsilon(gdpcli, run, row["noise_multiplier"] / 1.001, method) > 2.0
 
 
+@pytest.mark.slow
 def test_sgd_every_conversion_gets_a_row(gdpcli) -> None:
     """Issue 11: --conversion all printed one row (the minimum); now one calibration per conversion, each
     labelled with its own method and meeting the target when fed back to `gdpcli sgd`."""

@@ -372,6 +372,7 @@ def test_heavy_tail_raises() -> None:
         pld.epsilon_bounds([(never_small, 2)], 1e-5)
 
 
+@pytest.mark.slow
 def test_bounds_returned_when_a_finer_grid_stops_helping() -> None:
     """At delta 1e-7 the MNIST-like gap is not discretization: refining must stop (and stay rigorous)
     instead of growing the grid to the memory cap."""
