@@ -636,14 +636,20 @@ class Repeated:
 
 
 def dpsgd(
-    noise_multiplier: float, sampling_rate: float, steps: int, sampling: Sampling | str = Sampling.POISSON
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    sampling: Sampling | str = Sampling.POISSON,
+    sensitivity: float | None = None,
 ) -> Repeated:
     """A DP-SGD run as an event: `steps` Gaussian steps with noise std = noise_multiplier x C (the Opacus,
     TF Privacy and dp-accounting convention), each on a sample drawn by `sampling` at `sampling_rate`.
-    The sensitivity follows from the scheme's neighbouring relation (Poisson: add/remove, C; fixed-size
-    batches: replace-one, 2C), as in `gdpcli sgd`; at rate 1 every step sees the whole data."""
+    The sensitivity (in units of C) follows from the scheme's neighbouring relation unless given (Poisson:
+    add/remove, 1; fixed-size batches: replace-one, 2), as in `gdpcli sgd`; at rate 1 every step sees
+    the whole data."""
     scheme = Sampling(sampling)
-    gaussian = Gaussian(noise_multiplier, scheme.neighbouring.sensitivity)
+    own = scheme.neighbouring.sensitivity if sensitivity is None else sensitivity
+    gaussian = Gaussian(noise_multiplier, own)
     step: Step = gaussian if sampling_rate == 1.0 else Sampled(gaussian, sampling_rate, scheme)
     return Repeated(step, steps)
 

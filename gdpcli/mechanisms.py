@@ -14,11 +14,11 @@ import re
 
 from gdpcli.errors import InputError
 from gdpcli.events import MECHANISMS, Mechanism, Repeated, Sampled, Sampling, SpecValues
+from gdpcli.vocabulary import SAMPLING
 
 KINDS: dict[str, type[Mechanism]] = {mechanism.kind: mechanism for mechanism in MECHANISMS}
 KIND_KEYS: dict[str, tuple[str, ...]] = {kind: mechanism.keys for kind, mechanism in KINDS.items()}
 COMMON_KEYS = ("times", "p", "sampling")
-SAMPLING_SCHEMES = tuple(scheme.value for scheme in Sampling)
 SPEC_HELP = (
     "KIND:key=value,... with KIND one of "
     + ", ".join(mechanism.spec_help for mechanism in MECHANISMS)
@@ -100,7 +100,7 @@ def parse_spec(text: str) -> Repeated:
         raise InputError(f"spec {spec!r}: p={sampling_rate!r} is out of range", "allowed: 0 < p <= 1")
     sampling = raw.get("sampling")
     if sampling is not None:
-        if sampling not in SAMPLING_SCHEMES:
+        if sampling not in SAMPLING:
             raise InputError(f"spec {spec!r}: unknown sampling {sampling!r}", "allowed: poisson, fixed")
         if sampling_rate is None:
             raise InputError(f"spec {spec!r}: sampling= needs a rate p=...")

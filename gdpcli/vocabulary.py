@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from gdpcli.events import Sampling
+
 METHODS = ("auto", "exact", "pld", "clt", "berry-esseen", "rdp", "all")
 """--method: auto is exact where a closed form exists, else the rigorous PLD bounds; exact the closed form
 only; pld the PLD bounds; clt and berry-esseen GDP paper Thm 5 / Cor. 5; rdp RDP with a conversion; all
 every one that applies."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 """--conversion: the RDP -> (eps, delta) conversions (each a rigorous upper bound)."""
-SAMPLING = ("poisson", "fixed")
+SAMPLING = tuple(scheme.value for scheme in Sampling)
 """--sampling: Poisson (add/remove neighbours) or fixed-size batches (replace-one)."""
 FORMATS = ("table", "csv", "json")
 """-f/--format."""

@@ -32,12 +32,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from gdpcli import events
 from gdpcli.accounting import Figures
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.core.roots import largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.events import Gaussian, Repeated, Sampled, Sampling
+from gdpcli.events import Repeated, Sampling
 from gdpcli.guarantees import Guarantee
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
 from gdpcli.vocabulary import METHODS, SAMPLING
@@ -92,10 +93,9 @@ class Run:
 
     def spec(self) -> Repeated:
         """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
-        gaussian = Gaussian(self.noise_multiplier, self.step_sensitivity)
-        if self.sampling_rate == 1.0:
-            return Repeated(gaussian, self.steps)
-        return Repeated(Sampled(gaussian, self.sampling_rate, Sampling(self.sampling)), self.steps)
+        return events.dpsgd(
+            self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
+        )
 
 
 def _exact_ratio(value: float) -> Fraction:
