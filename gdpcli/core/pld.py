@@ -24,7 +24,7 @@ round-off, whose size is estimated and checked against the answer (ComputationEr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -41,7 +41,10 @@ MAX_POINTS = 2**25
 
 _MAX_LOSS = 700.0  # e^{+-700} still fits in a float64
 _EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would reach _MAX_LOSS
-_ROUND_OFF_MARGIN = 1e3  # an answer must exceed the round-off estimate by this factor
+_ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
+_MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
+_BISECTIONS = 60  # bisection steps of the tilt
+_LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
 
@@ -70,18 +73,46 @@ class DominatingPair:
 
 
 @dataclass(frozen=True)
+class RoundOff:
+    """Estimated floating-point error of a PLD's masses e_k (and e_inf of its mass at infinity).
+
+    untilted bounds sum_k |e_k| + |e_inf|; with a tilt t > 0 (an exponentially tilted composition, see
+    _convolve) also sum_k |e_k| e^{t eps_k} <= e^{log_tilted} and |e_inf| <= infinity. The profile (*) at
+    eps sums errors at losses above eps only, each at most 1 in weight, so its error is at most
+
+        min(untilted, e^{log_tilted - t eps} + infinity):
+
+    the tilted bound is relative to the Chernoff bound of the tail, far below the untilted one there.
+    """
+
+    untilted: float = 0.0
+    tilt: float = 0.0
+    log_tilted: float = -np.inf
+    infinity: float = 0.0
+
+    def at(self, epsilon: ArrayLike) -> np.ndarray:
+        """The bound on the profile's error at each eps (vectorized)."""
+        epsilon = np.asarray(epsilon, dtype=float)
+        if self.tilt <= 0.0:
+            return np.full(epsilon.shape, self.untilted)
+        with np.errstate(over="ignore", invalid="ignore"):
+            tilted = np.exp(self.log_tilted - self.tilt * epsilon) + self.infinity
+        return np.minimum(self.untilted, np.nan_to_num(tilted, nan=np.inf))
+
+
+@dataclass(frozen=True)
 class DiscretePLD:
     """P-masses `masses[i]` at losses (lowest_index + i) * interval, plus `infinity_mass` at +infinity.
 
-    round_off estimates the absolute floating-point error that the FFT convolutions left in the profile
-    (*); answers are only trusted well above it.
+    round_off estimates the floating-point error that the FFT convolutions left in the masses (RoundOff);
+    answers carry it (RoundOff.at) on their safe side.
     """
 
     lowest_index: int
     interval: float
     masses: np.ndarray
     infinity_mass: float
-    round_off: float = 0.0
+    round_off: RoundOff = RoundOff()
 
     @property
     def losses(self) -> np.ndarray:
@@ -300,32 +331,49 @@ def _upper_loss(profile: ProfileFn, tail: float) -> float:
     return float(candidates[small[0]])
 
 
-def loss_range(profile: ProfileFn, reverse: ProfileFn, tail: float) -> tuple[float, float]:
+class Tails(NamedTuple):
+    """The P-mass a truncation may move off each end of a PLD. Only tightness depends on them (every move
+    is on the safe side): mass cut above changes delta at every eps by up to its size, so `above` follows
+    the smallest delta asked (TailTarget.tail_budget); mass cut below reaches a delta only through the
+    tail of the rest of the composition and keeps the default."""
+
+    below: float
+    above: float
+
+    def shared(self, copies: int) -> Tails:
+        """The tails of one of `copies` PLDs whose moves all land in the same result."""
+        return Tails(self.below / copies, self.above / copies)
+
+
+def loss_range(profile: ProfileFn, reverse: ProfileFn, tails: Tails) -> tuple[float, float]:
     """[lo, hi] outside which the P-mass of the privacy loss is negligible.
 
-    hi: delta(hi) - lim delta <= tail, so the connect-the-dots profile puts at most tail at +infinity.
-    lo: -1.1 t where t = hi of the reverse pair (Q, P). With L' = -L under Q,
+    hi: delta(hi) - lim delta <= tails.above, so the connect-the-dots profile puts at most that at
+    +infinity. lo: -1.1 t where t = hi of the reverse pair (Q, P) at tail = tails.below. With L' = -L under Q,
     P(L <= -s) = E_Q[e^{-L'}; L' >= s] <= e^{-s} delta_rev(s - h) / (1 - e^{-h}), so beyond 1.1 t the
     P-mass is below e^{-1.1t} tail / (1 - e^{-0.1 t}). The range only affects tightness, never rigour:
     both discretizations handle the mass outside it on the safe side.
     """
-    return -1.1 * _upper_loss(reverse, tail), _upper_loss(profile, tail)
+    return -1.1 * _upper_loss(reverse, tails.below), _upper_loss(profile, tails.above)
 
 
-def _truncate(pld: DiscretePLD, tail: float, *, pessimistic: bool) -> DiscretePLD:
-    """Cut each end where its cumulative mass is <= tail, moving that mass in the safe direction.
+def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscretePLD:
+    """Cut each end where its cumulative mass is <= its tail, moving that mass in the safe direction.
 
     Pessimistic: mass above the window goes to +infinity, mass below moves up to the lowest kept point
-    (both raise the profile; the cost is at most 2 tail in delta). Optimistic: mass above moves down to
-    the highest kept point, mass below is dropped (both lower the profile by at most 2 tail).
+    (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above moves
+    down to the highest kept point, mass below is dropped (both lower the profile as much). Moving
+    masses moves their round-off errors too (_moved_round_off).
     """
     masses = pld.masses
     below = np.cumsum(masses)
     above = np.cumsum(masses[::-1])
-    first = int(np.searchsorted(below, tail, side="right"))
-    last = masses.size - 1 - int(np.searchsorted(above, tail, side="right"))
+    first = int(np.searchsorted(below, tails.below, side="right"))
+    last = masses.size - 1 - int(np.searchsorted(above, tails.above, side="right"))
     if last < first:
         first = last = int(np.argmax(masses))
+    if pessimistic:
+        last = max(last, _lowest_cut(pld, tails.above) - 1)
     kept = masses[first : last + 1].copy()
     cut_below = float(below[first - 1]) if first > 0 else 0.0
     cut_above = float(above[masses.size - 2 - last]) if last < masses.size - 1 else 0.0
@@ -335,68 +383,148 @@ def _truncate(pld: DiscretePLD, tail: float, *, pessimistic: bool) -> DiscretePL
         infinity_mass += cut_above
     else:
         kept[-1] += cut_above
-    return DiscretePLD(pld.lowest_index + first, pld.interval, kept, infinity_mass, pld.round_off)
+    round_off = _moved_round_off(pld, first, last, pessimistic=pessimistic)
+    return DiscretePLD(pld.lowest_index + first, pld.interval, kept, infinity_mass, round_off)
 
 
-def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple[np.ndarray, float]:
-    """FFT convolution of the P-masses (a single forward transform for a square) and its round-off.
+def _lowest_cut(pld: DiscretePLD, tail: float) -> int:
+    """The first index whose loss may be moved to infinity: with a tilt t, errors moved there join the
+    error of the mass at infinity (every eps), and are at most e^{log_tilted - t eps_k} above index k,
+    so the cut starts where that is below the tail; 0 without a tilt (the untilted bound covers it)."""
+    error = pld.round_off
+    if error.tilt <= 0.0 or tail <= 0.0:
+        return 0
+    lowest = (error.log_tilted - np.log(tail)) / error.tilt
+    return min(int(np.searchsorted(pld.losses, lowest, side="left")), pld.masses.size)
 
-    Round-off estimate of the l1 error of all entries together: eps_machine log2(N) ||a||_1 ||b||_1
-    (measured l1 errors are about a fifth of it). A later convolution with non-negative masses of total
-    at most 1 does not grow an l1 error, so the estimates of successive convolutions add up, and the
-    error of any delta (*) is at most their sum.
+
+def _moved_round_off(pld: DiscretePLD, first: int, last: int, *, pessimistic: bool) -> RoundOff:
+    """The round-off after a pessimistic truncation to [first, last]: errors moved up to the lowest kept
+    loss weigh e^{t eps_first} in the tilted norm (at most untilted of them), errors moved to infinity
+    join its error. Optimistic moves only lower the weights. The untilted norm is unchanged."""
+    error = pld.round_off
+    if not pessimistic or error.tilt <= 0.0:
+        return error
+    loss_first = (pld.lowest_index + first) * pld.interval
+    loss_cut = (pld.lowest_index + last + 1) * pld.interval
+    moved_up = -np.inf
+    if first > 0 and error.untilted > 0:
+        moved_up = np.log(error.untilted) + error.tilt * loss_first
+    to_infinity = float(error.at(loss_cut)) if last < pld.masses.size - 1 else 0.0
+    log_tilted = float(np.logaddexp(error.log_tilted, moved_up))
+    return replace(error, log_tilted=log_tilted, infinity=error.infinity + to_infinity)
+
+
+def _fft_convolve(a: np.ndarray, b: np.ndarray, square: bool) -> np.ndarray:
+    """The non-negative linear convolution of a and b by a real FFT (one forward transform for a square)."""
+    from scipy import fft  # on first composition only: closed forms that share DiscretePLD stay light
+
+    size = a.size + b.size - 1
+    length = fft.next_fast_len(size, real=True)
+    spectrum = fft.rfft(a, length)
+    spectrum = spectrum * spectrum if square else spectrum * fft.rfft(b, length)
+    return np.maximum(fft.irfft(spectrum, length)[:size], 0.0)
+
+
+def _fft_error(size: int) -> float:
+    """Relative l1 round-off of one FFT convolution of length `size`: eps_machine log2(size), so that the
+    l1 error of all entries together is at most it times ||a||_1 ||b||_1 (measured errors are about a
+    fifth of it)."""
+    return float(np.finfo(float).eps * np.log2(max(size, 2)))
+
+
+def _log_tilted(pld: DiscretePLD, tilt: float) -> tuple[np.ndarray, float]:
+    """(m_k e^{t eps_k - c}, c) with c the largest exponent: the tilted masses scaled into range, and
+    log sum_k m_k e^{t eps_k} = c + log(sum of the first)."""
+    with np.errstate(divide="ignore"):
+        exponents = np.log(pld.masses) + tilt * pld.losses
+    scale = float(np.max(exponents))
+    return np.exp(exponents - scale), scale
+
+
+def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple[np.ndarray, RoundOff]:
+    """Convolution of the P-masses by FFT, and its round-off (RoundOff).
+
+    A later convolution with non-negative masses of total at most 1 does not grow an l1 error, so the
+    estimates of successive convolutions add up (a square doubles its input's error).
+
+    With a tilt t > 0 the masses are also convolved as m_k e^{t eps_k} (an exponential tilt commutes with
+    convolution: e^{t (a + b)} = e^{t a} e^{t b}); that FFT's error is relative to the tilted masses, so
+    after untilting it is e^{-t eps_k} times smaller at large losses, where small deltas live. Each entry
+    takes the result of the run with the smaller error bound; the switch is where the two fresh bounds
+    meet (loss L_c), so the fresh error of the merge is at most twice each run's in its own norm.
     """
     a, b = first.masses, second.masses
     size = a.size + b.size - 1
     _check_size(2 * size, max_points)
-    from scipy import fft  # on first composition only: closed forms that share DiscretePLD stay light
-
-    length = fft.next_fast_len(size, real=True)
-    spectrum = fft.rfft(a, length)
-    spectrum = spectrum * spectrum if first is second else spectrum * fft.rfft(b, length)
-    result = np.maximum(fft.irfft(spectrum, length)[:size], 0.0)
-    error = np.finfo(float).eps * np.log2(length) * a.sum() * b.sum()
-    return result, float(error)
+    square = first is second
+    relative = _fft_error(size)
+    plain = _fft_convolve(a, b, square)
+    fresh = relative * float(a.sum()) * float(b.sum())
+    error_a, error_b = first.round_off, second.round_off
+    tilt = error_a.tilt
+    if tilt <= 0.0:
+        return plain, RoundOff(untilted=error_a.untilted + error_b.untilted + fresh)
+    (tilted_a, scale_a), (tilted_b, scale_b) = _log_tilted(first, tilt), _log_tilted(second, tilt)
+    tilted = _fft_convolve(tilted_a, tilted_b, square)
+    losses = (first.lowest_index + second.lowest_index + np.arange(size)) * first.interval
+    with np.errstate(divide="ignore", over="ignore"):  # inf only where the plain run is taken
+        untilted = np.exp(np.log(tilted) + (scale_a + scale_b) - tilt * losses)
+    log_mass_a, log_mass_b = scale_a + np.log(tilted_a.sum()), scale_b + np.log(tilted_b.sum())
+    log_fresh = np.log(relative) + log_mass_a + log_mass_b
+    switch = (log_fresh - np.log(fresh)) / tilt if fresh > 0 else -np.inf  # L_c
+    propagated = np.logaddexp(error_a.log_tilted + log_mass_b, log_mass_a + error_b.log_tilted)
+    masses = np.where(losses >= switch, untilted, plain)
+    infinity = error_a.infinity + error_b.infinity
+    infinity += first.infinity_mass * error_b.untilted + error_a.untilted * second.infinity_mass
+    return masses, RoundOff(
+        untilted=error_a.untilted + error_b.untilted + 2.0 * fresh,
+        tilt=tilt,
+        log_tilted=float(np.logaddexp(propagated, np.log(2.0) + log_fresh)),
+        infinity=infinity,
+    )
 
 
 def _compose_pair(
-    first: DiscretePLD, second: DiscretePLD, *, pessimistic: bool, tail: float, max_points: int
+    first: DiscretePLD, second: DiscretePLD, *, pessimistic: bool, tails: Tails, max_points: int
 ) -> DiscretePLD:
     """The PLD of the composition: convolved masses (offsets add) then truncation.
 
     Infinite loss: P(L1 + L2 = inf) = a (F2 + b) + F1 b with a, b the infinity masses and F1, F2 the
     finite masses (= 1 - (1 - a)(1 - b) for probability measures; exact for sub-probabilities too).
     """
-    masses, error = _convolve(first, second, max_points)
+    masses, round_off = _convolve(first, second, max_points)
     a, b = first.infinity_mass, second.infinity_mass
     infinity_mass = a * (float(second.masses.sum()) + b) + float(first.masses.sum()) * b
-    round_off = first.round_off + second.round_off + error
     composed = DiscretePLD(
         first.lowest_index + second.lowest_index, first.interval, masses, min(infinity_mass, 1.0), round_off
     )
-    return _truncate(composed, tail, pessimistic=pessimistic)
+    return _truncate(composed, tails, pessimistic=pessimistic)
 
 
 def compose(
-    plds: Sequence[DiscretePLD], *, pessimistic: bool, tail: float, max_points: int = MAX_POINTS
+    plds: Sequence[DiscretePLD], *, pessimistic: bool, tails: Tails, max_points: int = MAX_POINTS
 ) -> DiscretePLD:
     """Composition of a heterogeneous list of PLDs on one grid (FFT convolutions with truncation).
 
-    Each truncation moves at most 2 tail of P-mass, i.e. changes delta by at most 2 tail, in the safe
-    direction (see _truncate): with n PLDs the total cost is at most 2 (n - 1) tail.
+    Each truncation moves at most the two tails of P-mass, i.e. changes delta by at most their sum, in
+    the safe direction (see _truncate): with n PLDs the total cost is at most n - 1 times that.
     """
     result = plds[0]
     for pld in plds[1:]:
-        result = _compose_pair(result, pld, pessimistic=pessimistic, tail=tail, max_points=max_points)
+        result = _compose_pair(result, pld, pessimistic=pessimistic, tails=tails, max_points=max_points)
     return result
 
 
 def self_compose(
-    pld: DiscretePLD, times: int, *, pessimistic: bool, tail: float, max_points: int = MAX_POINTS
+    pld: DiscretePLD, times: int, *, pessimistic: bool, tails: Tails, max_points: int = MAX_POINTS
 ) -> DiscretePLD:
     """The times-fold composition of pld with itself by repeated squaring (about 2 log2(times) FFTs).
 
-    Each of the at most 2 log2(times) truncations changes delta by at most 2 tail (safe direction).
+    A mass moved when truncating a power moves in every copy of that power in the result, and the power
+    squared at a step where r of the bits of times remain (times >> j = r) is used r times: its
+    truncation uses tails.shared(r). Each of the at most 2 log2(times) truncations then changes delta
+    by at most the sum of the tails (safe direction).
     """
     result, power = None, pld
     while True:
@@ -404,12 +532,14 @@ def self_compose(
             result = (
                 power
                 if result is None
-                else _compose_pair(result, power, pessimistic=pessimistic, tail=tail, max_points=max_points)
+                else _compose_pair(result, power, pessimistic=pessimistic, tails=tails, max_points=max_points)
             )
         times >>= 1
         if not times:
             return result
-        power = _compose_pair(power, power, pessimistic=pessimistic, tail=tail, max_points=max_points)
+        power = _compose_pair(
+            power, power, pessimistic=pessimistic, tails=tails.shared(times), max_points=max_points
+        )
 
 
 Components = Sequence[tuple[DominatingPair, int]]
@@ -426,6 +556,22 @@ class Bounds:
 
 
 @dataclass(frozen=True)
+class TailTarget:
+    """Where a query needs the composition accurate: at the smallest delta asked (epsilon queries) or the
+    largest epsilon asked (delta queries). Decides the tilt of the composition (_tilt) and, for deltas,
+    how much mass truncations may move."""
+
+    delta: float | None = None
+    epsilon: float | None = None
+
+    def tails(self) -> Tails:
+        """The P-mass one truncation may move: _TAIL_BUDGET, above the window at most a millionth of the
+        smallest delta asked."""
+        above = _TAIL_BUDGET if self.delta is None else min(_TAIL_BUDGET, 1e-6 * self.delta)
+        return Tails(_TAIL_BUDGET, above)
+
+
+@dataclass(frozen=True)
 class Composed:
     """The composed PLDs of every direction: pessimistic (upper profile) and optimistic (lower)."""
 
@@ -433,8 +579,12 @@ class Composed:
     lower: list[DiscretePLD]
 
     def round_off(self) -> float:
-        """The largest FFT round-off estimate of the composed PLDs."""
-        return max(p.round_off for p in self.upper + self.lower)
+        """The largest untilted FFT round-off estimate of the composed PLDs (valid at every eps)."""
+        return max(p.round_off.untilted for p in self.upper + self.lower)
+
+    def round_off_at(self, epsilon: ArrayLike) -> np.ndarray:
+        """_ROUND_OFF_SAFETY times the largest round-off bound of the composed profiles at each eps."""
+        return _ROUND_OFF_SAFETY * np.max([p.round_off.at(epsilon) for p in self.upper + self.lower], axis=0)
 
     def points(self) -> int:
         """The size of the largest composed array."""
@@ -464,6 +614,46 @@ def _mirror(hint: tuple[float, float] | None) -> tuple[float, float] | None:
     return None if hint is None else (-hint[1], -hint[0])
 
 
+def _cumulants(bases: Sequence[DiscretePLD], times: Sequence[int], tilt: float) -> tuple[float, float]:
+    """K(t) = log E[e^{t L}] of the composed finite loss, and K'(t) = its mean under the tilt t."""
+    value, slope = 0.0, 0.0
+    for base, count in zip(bases, times, strict=True):
+        with np.errstate(divide="ignore"):
+            exponents = np.log(base.masses) + tilt * base.losses
+        scale = float(np.max(exponents))
+        weights = np.exp(exponents - scale)
+        value += count * (scale + np.log(weights.sum()))
+        slope += count * float(weights @ base.losses) / float(weights.sum())
+    return value, slope
+
+
+def _tilt(bases: Sequence[DiscretePLD], times: Sequence[int], target: TailTarget | None) -> float:
+    """The exponential tilt t >= 0 under which the composed loss is centred where the query looks.
+
+    0 without a target. Else the saddle point of the Chernoff bound: t K'(t) - K(t) = log(1 / delta)
+    for an epsilon query (the tilted mean is the epsilon whose
+    tail is delta), K'(t) = eps for a delta query; found by bisection on [0, _MAX_TILT].
+    """
+    if target is None:
+        return 0.0
+
+    def short(tilt: float) -> bool:  # the tilted centre is still below the target
+        value, slope = _cumulants(bases, times, tilt)
+        if target.delta is not None:
+            return tilt * slope - value < -np.log(target.delta)
+        return slope < float(target.epsilon)
+
+    if not short(0.0):
+        return 0.0
+    if short(_MAX_TILT):
+        return _MAX_TILT
+    low, high = 0.0, _MAX_TILT
+    for _ in range(_BISECTIONS):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if short(middle) else (low, middle)
+    return high
+
+
 def _compose_direction(
     direction: list[tuple[ProfileFn, ProfileFn, tuple[float, float] | None]],
     times: list[int],
@@ -471,40 +661,53 @@ def _compose_direction(
     *,
     pessimistic: bool,
     max_points: int,
+    target: TailTarget | None,
 ) -> DiscretePLD:
     """Discretize every component of one direction, self-compose each, then compose the list.
 
-    Tails: each of the sum(times) copies puts at most _TAIL_BUDGET / sum(times) at the grid ends
-    (loss_range and the trimming of the discretized PLD), each convolution truncates at most
-    _TAIL_BUDGET per end: with c convolutions delta moves by at most (2 c + 2) * 1e-12 (safe side).
+    Tails: with budget b per end (TailTarget.tails), each of the sum(times) copies puts at most
+    b / sum(times) at the grid ends (loss_range and the trimming of the discretized PLD), each
+    convolution truncates at most b per end (self_compose): with c convolutions delta moves by at most
+    (c + 1) (b_below + b_above) (safe side).
     """
-    tail = _TAIL_BUDGET / sum(times)
-    plds = []
-    for (profile, reverse, hint), count in zip(direction, times, strict=True):
-        support = hint if hint is not None else loss_range(profile, reverse, tail)
+    budget = target.tails() if target is not None else Tails(_TAIL_BUDGET, _TAIL_BUDGET)
+    tails = budget.shared(sum(times))
+    bases = []
+    for profile, reverse, hint in direction:
+        support = hint if hint is not None else loss_range(profile, reverse, tails)
         base = discretize(
             profile, interval, pessimistic=pessimistic, loss_range=support, max_points=max_points
         )
-        base = _truncate(base, tail, pessimistic=pessimistic)
-        plds.append(
-            self_compose(base, count, pessimistic=pessimistic, tail=_TAIL_BUDGET, max_points=max_points)
+        bases.append(_truncate(base, tails, pessimistic=pessimistic))
+    tilt = _tilt(bases, times, target)
+    plds = [
+        self_compose(
+            replace(base, round_off=RoundOff(tilt=tilt)),
+            count,
+            pessimistic=pessimistic,
+            tails=budget,
+            max_points=max_points,
         )
-    return compose(plds, pessimistic=pessimistic, tail=_TAIL_BUDGET, max_points=max_points)
+        for base, count in zip(bases, times, strict=True)
+    ]
+    return compose(plds, pessimistic=pessimistic, tails=budget, max_points=max_points)
 
 
-def compose_all(components: Components, interval: float, max_points: int) -> Composed:
-    """Upper and lower composed PLDs of every direction on the grid k * interval."""
+def compose_all(
+    components: Components, interval: float, max_points: int, target: TailTarget | None = None
+) -> Composed:
+    """Upper and lower composed PLDs of every direction on the grid k * interval, accurate at `target`."""
     times = [int(count) for _, count in components]
     if not components or min(times) < 1:
         raise ComputationError("nothing to compose", hint="give at least one mechanism, each at least once")
     directions = _directions(components)
     return Composed(
         upper=[
-            _compose_direction(d, times, interval, pessimistic=True, max_points=max_points)
+            _compose_direction(d, times, interval, pessimistic=True, max_points=max_points, target=target)
             for d in directions
         ],
         lower=[
-            _compose_direction(d, times, interval, pessimistic=False, max_points=max_points)
+            _compose_direction(d, times, interval, pessimistic=False, max_points=max_points, target=target)
             for d in directions
         ],
     )
@@ -512,7 +715,7 @@ def compose_all(components: Components, interval: float, max_points: int) -> Com
 
 def _loss_scale(pair: DominatingPair) -> float:
     """The standard deviation of the remove-direction privacy loss, from a 2000-point discretization."""
-    support = pair.loss_range or loss_range(pair.remove, pair.add or pair.remove, 1e-9)
+    support = pair.loss_range or loss_range(pair.remove, pair.add or pair.remove, Tails(1e-9, 1e-9))
     if not support[1] > support[0]:  # every loss within 1e-9 of its limit: a negligible mechanism
         return 0.0
     coarse = discretize(pair.remove, (support[1] - support[0]) / 2000, pessimistic=True, loss_range=support)
@@ -539,12 +742,14 @@ def initial_interval(components: Components, accuracy: float) -> float:
 
 
 class Measurement(NamedTuple):
-    """Bounds at every query from one composed grid, and the pair (upper, lower) that decides refinement."""
+    """Bounds at every query from one composed grid, the pair (upper, lower) that decides refinement, and
+    the part of their gap that no finer grid removes (the round-off carried into the bounds)."""
 
     upper: np.ndarray
     lower: np.ndarray
     worst_upper: float
     worst_lower: float
+    slack: float = 0.0
 
 
 def _refine(
@@ -554,11 +759,10 @@ def _refine(
     absolute: float,
     max_points: int,
     interval: float,
-    *,
-    within_floor: bool = False,
+    target: TailTarget | None = None,
 ) -> Bounds:
-    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute, within max_points, and
-    return the bounds at every query (arrays) from the grid that met it.
+    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute (+ the measurement's
+    slack), within max_points, and return the bounds at every query (arrays) from the grid that met it.
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it the array size is predicted from the last
@@ -571,13 +775,11 @@ def _refine(
     best: tuple[float, Bounds] | None = None
     stalls = 0
     while True:
-        composed = compose_all(components, interval, max_points)
+        composed = compose_all(components, interval, max_points, target)
         measured = measure(composed)
         bounds = Bounds(measured.upper, measured.lower, float(interval))
         gap = measured.worst_upper - measured.worst_lower
-        allowed = accuracy * measured.worst_lower + absolute
-        if within_floor:  # a delta gap below the round-off floor cannot be resolved by a finer grid
-            allowed = max(allowed, _ROUND_OFF_MARGIN * composed.round_off())
+        allowed = max(accuracy * measured.worst_lower + absolute, measured.slack)
         if gap <= allowed:
             return bounds
         stalls = stalls + 1 if best is not None and gap > best[0] * (2.0 / 3.0) else 0
@@ -603,14 +805,26 @@ def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
     )
 
 
-def _check_round_off(delta: float, composed: Composed) -> None:
-    """ComputationError when delta is within a factor 1e3 of the FFT round-off estimate."""
-    floor = composed.round_off()
-    if delta < _ROUND_OFF_MARGIN * floor:
-        raise ComputationError(
-            f"delta {delta:.3g} is below the accountant's round-off floor {_ROUND_OFF_MARGIN * floor:.1g}",
-            hint="ask for a larger delta",
-        )
+def predicted_round_off(components: Components) -> float:
+    """The round-off a plain (untilted) composition is expected to carry (Composed.round_off_at): with
+    repeated squaring each copy contributes about two FFT errors of an array of up to 2^20 points."""
+    copies = sum(int(count) for _, count in components)
+    return _ROUND_OFF_SAFETY * 2.0 * copies * _fft_error(2**20)
+
+
+def _epsilons(plds: Sequence[DiscretePLD], deltas: np.ndarray) -> np.ndarray:
+    """The worst direction's epsilon at each delta (+inf where a delta is <= 0)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        values = np.max([np.atleast_1d(p.epsilon(np.maximum(deltas, 0.0))) for p in plds], axis=0)
+    return np.where(deltas > 0.0, values, np.inf)
+
+
+def _round_off_error(delta: float, floor: float) -> ComputationError:
+    """The error for a delta that the composition's round-off would swallow."""
+    return ComputationError(
+        f"delta {delta:.3g} is below the accountant's round-off floor {floor:.1g}",
+        hint="ask for a larger delta",
+    )
 
 
 def epsilon_bounds(
@@ -624,20 +838,30 @@ def epsilon_bounds(
     array of them from ONE composition per grid (Bounds then holds arrays).
 
     components: (dominating pair, times) list. The upper bound is the eps of the worst direction of the
-    pessimistic PLDs, the lower bound that of the optimistic ones; refined until upper <= (1 + accuracy)
-    lower (or the two differ by less than 1e-6 accuracy) at every delta. Bounds are rounded outward by
-    1e-12 relative.
+    pessimistic PLDs, the lower bound that of the optimistic ones, each with the round-off g(eps) of
+    the composition (Composed.round_off_at, non-increasing in eps) on its safe side: from x0, the eps
+    at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) stays below the truth (_LOWER_PASSES of
+    them give the lower bound), and the upper bound is the eps at delta - g(lower). Refined until
+    upper <= (1 + accuracy) lower (or the two differ by less
+    than 1e-6 accuracy) at every delta. Deltas far below the plain FFT's round-off are answered by
+    a tilted composition (TailTarget). Bounds are rounded outward by 1e-12 relative.
     """
     delta = np.asarray(delta, dtype=float)
     flat = np.atleast_1d(delta)
     for value in flat:
         _check_delta(float(value))
+    smallest = float(flat.min())
+    target = TailTarget(delta=smallest) if smallest < 1e2 * predicted_round_off(components) else None
 
     def measure(composed: Composed) -> Measurement:
-        _check_round_off(float(flat.min()), composed)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            upper = np.max([np.atleast_1d(p.epsilon(flat)) for p in composed.upper], axis=0)
-            lower = np.max([np.atleast_1d(p.epsilon(flat)) for p in composed.lower], axis=0)
+        lower = _epsilons(composed.lower, flat + composed.round_off_at(-np.inf))
+        for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
+            lower = _epsilons(composed.lower, flat + composed.round_off_at(np.maximum(lower, 0.0)))
+        floor = composed.round_off_at(np.maximum(lower, 0.0))
+        if np.any(floor > 0.5 * flat):
+            index = int(np.argmax(floor / flat))
+            raise _round_off_error(float(flat[index]), float(2.0 * floor[index]))
+        upper = _epsilons(composed.upper, flat - floor)
         if not np.all(upper < _EPSILON_LIMIT):
             raise ComputationError(
                 f"epsilon at delta {flat[np.argmax(upper)]:g} is above {_EPSILON_LIMIT:g}, beyond the PLD "
@@ -650,7 +874,8 @@ def epsilon_bounds(
         return Measurement(upper, lower, float(upper[worst]), float(lower[worst]))
 
     interval = initial_interval(components, accuracy)
-    return _shaped(_refine(components, measure, accuracy, 1e-6 * accuracy, max_points, interval), delta.shape)
+    bounds = _refine(components, measure, accuracy, 1e-6 * accuracy, max_points, interval, target)
+    return _shaped(bounds, delta.shape)
 
 
 def delta_bounds(
@@ -663,26 +888,30 @@ def delta_bounds(
     """Bounds on delta(eps) of the composition, the worst direction's profile, at every eps
     of an array from ONE composition per grid (a whole privacy-profile table costs what one point does).
 
-    Refined until upper <= (1 + accuracy) lower + 1e-15 at every eps. The FFT cannot resolve delta below
-    1e3 times its round-off estimate, so the upper bound is never reported below that floor (a delta that
-    is truly 0, e.g. beyond a Laplace composition's largest loss, is reported as <= the floor). Bounds are
+    The round-off g(eps) of the composition (Composed.round_off_at) is added to the upper profile and
+    taken from the lower one; refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the
+    gap is the round-off's. Where a delta came out within 100 g of zero, the composition is redone
+    tilted towards the largest such eps (TailTarget), whose round-off there is far smaller. Bounds are
     rounded outward by 1e-12 relative.
     """
     epsilon = np.asarray(epsilon, dtype=float)
     flat = np.atleast_1d(epsilon)
 
     def measure(composed: Composed) -> Measurement:
+        floor = composed.round_off_at(flat)
         upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
         lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
-        floor = _ROUND_OFF_MARGIN * composed.round_off()
-        upper = np.minimum(np.maximum(upper * (1 + _SAFETY), floor), 1.0)
-        lower = lower * (1 - _SAFETY)
-        allowed = np.maximum(accuracy * lower + 1e-15, floor)
-        worst = int(np.argmax(upper - lower - allowed))  # the point that decides whether to refine
-        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]))
+        upper = np.minimum(upper * (1 + _SAFETY) + floor, 1.0)
+        lower = np.maximum(lower - floor, 0.0) * (1 - _SAFETY)
+        worst = int(np.argmax(upper - lower - np.maximum(accuracy * lower + 1e-15, 2.0 * floor)))
+        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]), float(2.0 * floor[worst]))
 
     interval = initial_interval(components, accuracy)
-    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, within_floor=True)
+    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval)
+    swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < 1e2 * predicted_round_off(components))
+    if np.any(swallowed):
+        target = TailTarget(epsilon=float(flat[swallowed].max()))
+        bounds = _refine(components, measure, accuracy, 1e-15, max_points, bounds.interval, target)
     return _shaped(bounds, epsilon.shape)
 
 
@@ -692,42 +921,52 @@ def _check_delta(delta: float) -> None:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
 
 
-def _profile_points(plds: Sequence[DiscretePLD]) -> tuple[np.ndarray, np.ndarray]:
-    """Points (x_j, y_j), x ascending from 0, of max_i delta_i(x) with every kink of it among them.
+def _tests(pld: DiscretePLD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The vertices (alpha_i, beta_i), alpha ascending, of the trade-off function sup_x (1 - delta(x) - x
+    alpha) of the profile (*), and the rate -slope of each segment.
 
-    Each profile is linear in x between the points of the common grid (and on [0, x_0]); where two of
-    them cross inside a piece the crossing is a kink of the maximum and is added.
+    The supremum sits at a kink x = e^{eps_j}: the test that rejects the infinity atom and every atom
+    above eps_j, with alpha = sum_{k>=j} m_k e^{-eps_k} (Q-masses summed from the top) and beta = 1 - m_inf
+    - sum_{k>=j} m_k = (1 - m_inf - sum_k m_k) + sum_{k<j} m_k (the P-mass left, summed from the bottom):
+    sums of non-negative terms, so small values keep their digits. Adding atom k to the rejection has
+    rate e^{eps_k}; once all are rejected beta stays at the P-mass left (rate 0).
     """
-    interval = plds[0].interval
-    k_lo = min(p.lowest_index for p in plds)
-    k_hi = max(p.lowest_index + p.masses.size - 1 for p in plds)
-    losses = np.arange(k_lo, k_hi + 1) * interval
-    x = np.concatenate(([0.0], np.exp(losses)))
-    ys = [np.concatenate(([p.masses.sum() + p.infinity_mass], p.delta(losses))) for p in plds]
-    y = np.max(ys, axis=0)
-    if len(ys) == 2:
-        gap = ys[0] - ys[1]
-        cross = np.flatnonzero(gap[:-1] * gap[1:] < 0)
-        t = gap[cross] / (gap[cross] - gap[cross + 1])
-        x_cross = x[cross] + t * (x[cross + 1] - x[cross])
-        y_cross = ys[0][cross] + t * (ys[0][cross + 1] - ys[0][cross])
-        order = np.argsort(np.concatenate((x, x_cross)), kind="stable")
-        x, y = np.concatenate((x, x_cross))[order], np.concatenate((y, y_cross))[order]
-    return x, y
+    with np.errstate(divide="ignore", over="ignore"):
+        rates = np.exp(pld.losses)
+        q_masses = np.exp(np.log(pld.masses) - pld.losses)
+    rejected_q = np.cumsum(q_masses[::-1])
+    left = max(1.0 - pld.infinity_mass - float(pld.masses.sum()), 0.0)
+    kept_p = np.cumsum(pld.masses)[::-1][1:]
+    alpha = np.concatenate(([0.0], rejected_q, [max(1.0, rejected_q[-1])]))
+    beta = np.concatenate(([1.0 - pld.infinity_mass], left + kept_p, [left, left]))
+    return alpha, beta, np.concatenate((rates[::-1], [0.0, 0.0]))
+
+
+def _symmetrized_tests(plds: Sequence[DiscretePLD]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices and rates of the largest convex function below every direction's trade-off function:
+    the lower convex hull (core.hull) of all their vertices (each is convex with these vertices)."""
+    vertices = [_tests(p)[:2] for p in plds]
+    alpha = np.concatenate([a for a, _ in vertices])
+    beta = np.concatenate([b for _, b in vertices])
+    order = np.lexsort((beta, alpha))
+    alpha, beta = alpha[order], beta[order]
+    first = np.concatenate(([True], np.diff(alpha) > 0))  # the lowest beta of each alpha
+    alpha, beta = alpha[first], beta[first]
+    kept = lower_hull(alpha, beta)
+    alpha, beta = alpha[kept], beta[kept]
+    return alpha, beta, np.append(-np.diff(beta) / np.diff(alpha), 0.0)
 
 
 def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray) -> np.ndarray:
-    """beta(alpha) = max(0, sup_x (1 - max_i delta_i(x) - x alpha)), exact for these piecewise profiles.
-
-    The supremum of a concave piecewise-linear function sits at the kink where its slope crosses
-    alpha: found by a search over the slopes (O((n + m) log n)), checked at the neighbouring points.
-    """
-    x, y = _profile_points(plds)
-    slopes = np.diff(y) / np.diff(x)
-    j = np.searchsorted(np.maximum.accumulate(slopes), -alpha, side="left")
-    candidates = np.clip(j[..., None] + np.arange(-1, 2), 0, x.size - 1)
-    values = 1.0 - y[candidates] - x[candidates] * alpha[..., None]
-    return np.maximum(values.max(axis=-1), 0.0)
+    """beta(alpha) of the discrete pairs, add/remove-symmetrized over directions: the conjugate of the
+    maximum of their profiles (*), i.e. the convex hull of the minimum of their trade-off functions, from
+    the Neyman-Pearson tests (_tests) on the segment that holds alpha: beta_{j+1} + rate_j (alpha_{j+1} -
+    alpha), a sum of non-negative terms (no cancellation where beta is tiny, e.g. alpha near 1)."""
+    vertices, values, rates = _tests(plds[0]) if len(plds) == 1 else _symmetrized_tests(plds)
+    alpha = np.asarray(alpha, dtype=float)
+    segment = np.clip(np.searchsorted(vertices, alpha, side="right") - 1, 0, vertices.size - 2)
+    beta = values[segment + 1] + rates[segment] * (vertices[segment + 1] - alpha)
+    return np.where(alpha >= vertices[-1], 0.0, np.clip(beta, 0.0, 1.0))
 
 
 def tradeoff_bounds(

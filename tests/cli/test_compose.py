@@ -34,6 +34,35 @@ def test_pure_dp_binomial_exact(gdpcli, reference) -> None:
     assert row["guarantee"] == "exact"
 
 
+def mp_binomial_beta(epsilon0: str, times: int, alpha: float) -> mp.mpf:
+    """beta(alpha) of f_{eps0,0}^{(x)k} by Neyman-Pearson in mpmath: j heads of B(k, p) under P have loss
+    (2j - k) eps0 (p = e^eps0 / (1 + e^eps0)), the same count has Q-probability with p and 1 - p swapped;
+    the best test rejects the lowest losses first, randomizing on the atom where alpha runs out."""
+    mp.mp.dps = 60
+    eps0 = mp.mpf(epsilon0)
+    p = mp.exp(eps0) / (1 + mp.exp(eps0))
+    spent, rejected_q = mp.mpf(0), mp.mpf(0)
+    for heads in range(times + 1):
+        count = mp.binomial(times, heads)
+        p_mass = count * p**heads * (1 - p) ** (times - heads)
+        q_mass = count * (1 - p) ** heads * p ** (times - heads)
+        if spent + p_mass >= alpha:
+            return 1 - rejected_q - q_mass * (alpha - spent) / p_mass
+        spent, rejected_q = spent + p_mass, rejected_q + q_mass
+    return mp.mpf(0)
+
+
+@pytest.mark.parametrize("times", [1000, 20000])
+def test_pure_dp_tradeoff_exact_at_many_compositions(gdpcli, times: int) -> None:
+    """Issue 18: the binomial trade-off printed 5.55e-16 (exact!) for a true 0.000788 at x1000 and nan at
+    x70000; the Neyman-Pearson sums keep every digit."""
+    alphas = [0.01, 0.5, 0.99]
+    result = rows(gdpcli("convert", f"dp:eps=0.1x{times}", "--alpha", "0.01,0.5,0.99", "-f", "json"))
+    for row, alpha in zip(result, alphas, strict=True):
+        assert (row["guarantee"], row["method"]) == ("exact", "binomial")
+        assert row["beta"] == pytest.approx(float(mp_binomial_beta("0.1", times, alpha)), rel=1e-9)
+
+
 def test_clt_mu_of_pure_dp(gdpcli) -> None:
     [row] = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--method", "clt", "--to", "mu", "-f", "json"))
     expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))  # Theorem 5's mu for this list

@@ -199,16 +199,16 @@ def test_berry_esseen_vacuous(gdpcli) -> None:
     assert refused.code == 1 and "symmetric" in refused.stderr
 
 
-def _dp_accounting_epsilon(steps: int) -> float:
+def _dp_accounting_epsilon(steps: int, sampling_rate: float = 256 / 60000, delta: float = 1e-5) -> float:
     import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
 
     accountant = pld_privacy_accountant.PLDAccountant(
         dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-4
     )
-    event = dp_accounting.PoissonSampledDpEvent(256 / 60000, dp_accounting.GaussianDpEvent(1.1))
+    event = dp_accounting.PoissonSampledDpEvent(sampling_rate, dp_accounting.GaussianDpEvent(1.1))
     accountant.compose(dp_accounting.SelfComposedDpEvent(event, steps))
-    return accountant.get_epsilon(1e-5)
+    return accountant.get_epsilon(delta)
 
 
 @pytest.mark.slow
@@ -315,11 +315,32 @@ def test_extremes(gdpcli, args: tuple, method: str) -> None:
         assert value == "inf" or (isinstance(value, float) and math.isfinite(value) and value >= 0)
 
 
-def test_tiny_delta_suggests_rdp(gdpcli) -> None:
-    outcome = gdpcli("sgd", *EXTREMES[2], "-f", "json")
-    assert outcome.code == 1 and "--method rdp" in outcome.stderr
-    (row,) = rows_of(gdpcli("sgd", *EXTREMES[2], "--method", "rdp", "-f", "json"))
-    assert row["epsilon"] > 2.6
+def test_tiny_delta_is_answered_below_rigorous_upper_bounds(gdpcli) -> None:
+    """delta 1e-18, far below the plain FFT's round-off: the tilted composition answers, its lower bound
+    below two independent rigorous upper bounds (dp-accounting's pessimistic PLD, gdpcli's RDP)."""
+    upper, lower = rows_of(gdpcli("sgd", *EXTREMES[2], "-f", "json"))
+    assert (upper["guarantee"], lower["guarantee"]) == ("upper_bound", "lower_bound")
+    assert lower["epsilon"] <= upper["epsilon"] <= 1.005 * lower["epsilon"]
+    (rdp,) = rows_of(gdpcli("sgd", *EXTREMES[2], "--method", "rdp", "-f", "json"))
+    assert lower["epsilon"] <= rdp["epsilon"]
+    assert lower["epsilon"] <= _dp_accounting_epsilon(14063, sampling_rate=0.0042666, delta=1e-18)
+
+
+# PRV accountant (Gopi et al. 2021), eps_error 0.01, delta_error delta / 1000: (lower, upper) at each delta
+MNIST_SMALL_DELTAS = {1e-8: (3.2407, 3.2609), 1e-10: (3.7258, 3.7461), 1e-12: (4.1645, 4.1847)}
+
+
+@pytest.mark.parametrize("delta", sorted(MNIST_SMALL_DELTAS))
+def test_mnist_small_deltas(gdpcli, delta: float) -> None:
+    """Issue 18: the MNIST run at everyday small deltas (the plain FFT's round-off floor was 4e-8) gives
+    bounds inside PRV's interval and below dp-accounting's pessimistic PLD (1e-4) ; at 1e-10 they bracket
+    its 3.7365."""
+    upper, lower = rows_of(gdpcli(*EPOCHS, "--delta", f"{delta:g}", "-f", "json"))
+    prv_lower, prv_upper = MNIST_SMALL_DELTAS[delta]
+    assert prv_lower <= lower["epsilon"] <= upper["epsilon"] <= prv_upper
+    assert upper["epsilon"] <= 1.002 * lower["epsilon"]
+    if delta == 1e-10:
+        assert lower["epsilon"] <= 3.7365 <= upper["epsilon"]
 
 
 def test_sampling_rate_one_exact(gdpcli) -> None:

@@ -138,7 +138,7 @@ PAIRS = {
 @given(interval=st.floats(1e-3, 0.2))
 def test_discretizations_bracket_the_profile(name: str, interval: float) -> None:
     pair, profile = PAIRS[name]
-    support = pld.loss_range(pair.remove, pair.add or pair.remove, 1e-12)
+    support = pld.loss_range(pair.remove, pair.add or pair.remove, pld.Tails(1e-12, 1e-12))
     upper = pld.discretize(profile, interval, pessimistic=True, loss_range=support)
     lower = pld.discretize(profile, interval, pessimistic=False, loss_range=support)
     epsilon = np.linspace(-4.0, 6.0, 4001)
@@ -153,7 +153,7 @@ def test_discretizations_bracket_the_profile(name: str, interval: float) -> None
 def test_discretization_error_is_second_order() -> None:
     """Halving D cuts the sup error of both bounds by about 4 (Gaussian mu = 0.5)."""
     profile = gaussian(0.5).remove
-    support = pld.loss_range(profile, profile, 1e-14)
+    support = pld.loss_range(profile, profile, pld.Tails(1e-14, 1e-14))
     epsilon = np.linspace(-2, 3, 20001)
     errors = []
     for interval in (0.02, 0.01):
@@ -199,8 +199,8 @@ def test_epsilon_edges() -> None:
 def test_self_compose_matches_a_list_of_copies() -> None:
     profile = gaussian(0.3).remove
     base = pld.discretize(profile, 0.01, pessimistic=True, loss_range=(-3.0, 3.0))
-    squared = pld.self_compose(base, 7, pessimistic=True, tail=1e-15)
-    listed = pld.compose([base] * 7, pessimistic=True, tail=1e-15)
+    squared = pld.self_compose(base, 7, pessimistic=True, tails=pld.Tails(1e-15, 1e-15))
+    listed = pld.compose([base] * 7, pessimistic=True, tails=pld.Tails(1e-15, 1e-15))
     epsilon = np.linspace(0, 3, 31)
     np.testing.assert_allclose(squared.delta(epsilon), listed.delta(epsilon), rtol=1e-9, atol=1e-13)
 
@@ -209,8 +209,8 @@ def test_self_compose_matches_a_list_of_copies() -> None:
 def test_truncation_moves_mass_to_the_safe_side(pessimistic: bool) -> None:
     profile = gaussian(1.0).remove
     base = pld.discretize(profile, 0.01, pessimistic=pessimistic, loss_range=(-8.0, 8.0))
-    exact = pld.self_compose(base, 4, pessimistic=pessimistic, tail=0.0)
-    cut = pld.self_compose(base, 4, pessimistic=pessimistic, tail=1e-6)
+    exact = pld.self_compose(base, 4, pessimistic=pessimistic, tails=pld.Tails(0.0, 0.0))
+    cut = pld.self_compose(base, 4, pessimistic=pessimistic, tails=pld.Tails(1e-6, 1e-6))
     assert cut.masses.size < exact.masses.size
     epsilon = np.linspace(-2, 8, 101)
     difference = cut.delta(epsilon) - exact.delta(epsilon)
@@ -363,7 +363,41 @@ def test_memory_cap_raises_before_allocating() -> None:
 
 def test_round_off_floor_raises() -> None:
     with pytest.raises(ComputationError, match="round-off"):
-        pld.epsilon_bounds([(gaussian(0.1), 1000)], 1e-14)
+        pld.epsilon_bounds([(gaussian(0.1), 1000)], 1e-100)
+
+
+def _mp_gdp_epsilon(mu: float, delta: float) -> float:
+    """GDP paper Cor. 2.13 solved for eps in mpmath: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) =
+    delta."""
+    import mpmath as mp
+
+    mp.mp.dps = 50
+
+    def profile(eps: mp.mpf) -> mp.mpf:
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2) - delta
+
+    return float(mp.findroot(profile, (mp.mpf(0), mp.mpf(200)), solver="bisect", tol=mp.mpf(10) ** -30))
+
+
+@pytest.mark.parametrize("delta", [1e-8, 1e-12, 1e-16, 1e-30])
+def test_tiny_deltas_bracket_the_exact_gdp_answer(delta: float) -> None:
+    """Far below the plain FFT's round-off (about 1e-9 here) the tilted composition still brackets the
+    exact answer of 1000 x G_0.1 = G_sqrt(10)."""
+    bounds = pld.epsilon_bounds([(gaussian(0.1), 1000)], delta)
+    exact = _mp_gdp_epsilon(0.1 * np.sqrt(1000), delta)
+    assert bounds.lower <= exact <= bounds.upper
+    assert bounds.upper <= 1.02 * bounds.lower
+
+
+def test_tilted_round_off_is_far_below_the_plain_one() -> None:
+    """The tilted run's round-off at the answer is relative to the tail (RoundOff.at), the plain one's
+    is not."""
+    components = [(gaussian(0.1), 1000)]
+    plain = pld.compose_all(components, 0.01, pld.MAX_POINTS)
+    tilted = pld.compose_all(components, 0.01, pld.MAX_POINTS, pld.TailTarget(delta=1e-16))
+    at_answer = _mp_gdp_epsilon(0.1 * np.sqrt(1000), 1e-16)
+    assert tilted.round_off_at(at_answer) < 1e-6 * plain.round_off_at(at_answer)
+    assert plain.round_off_at(at_answer) > 1e-14  # the plain composition could not resolve 1e-16
 
 
 def test_heavy_tail_raises() -> None:
