@@ -23,6 +23,7 @@ round-off, whose size is estimated and checked against the answer (ComputationEr
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -44,6 +45,9 @@ _EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would
 _ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
 _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
+_TIME_BUDGET = 6.0  # seconds of refinement after which the tightest bounds found are returned (_refine)
+_FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
+_COARSENINGS = 3  # how often a first grid over the cap is retried 4 times coarser (_refine)
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
@@ -202,11 +206,15 @@ def _grid(lo: float, hi: float, interval: float, max_points: int) -> tuple[int, 
     return k_lo, k_hi
 
 
+class GridTooLarge(ComputationError):
+    """A grid would pass the grid-point cap."""
+
+
 def _check_size(points: int, max_points: int) -> None:
-    """ComputationError before allocating more than max_points grid points."""
+    """GridTooLarge before allocating more than max_points grid points."""
     if points > max_points:
         gigabytes = points * 8 * 4 / 2**30  # masses, FFT workspace and copies: ~4 float64 arrays
-        raise ComputationError(
+        raise GridTooLarge(
             f"would need {points:,} grid points ({gigabytes:.1f} GB)",
             hint="lower the accuracy, or raise the grid-point cap",
         )
@@ -362,14 +370,18 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
 
     Pessimistic: mass above the window goes to +infinity, mass below moves up to the lowest kept point
     (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above moves
-    down to the highest kept point, mass below is dropped (both lower the profile as much). Moving
+    down to the highest kept point, mass below is dropped (both lower the profile as much). Entries of
+    a plain FFT are exact only up to its round-off, which may look like mass: each end also cuts up to
+    the untilted round-off more (moved with its errors, which the round-off already counts). Moving
     masses moves their round-off errors too (_moved_round_off).
     """
     masses = pld.masses
     below = np.cumsum(masses)
     above = np.cumsum(masses[::-1])
-    first = int(np.searchsorted(below, tails.below, side="right"))
-    last = masses.size - 1 - int(np.searchsorted(above, tails.above, side="right"))
+    noise = pld.round_off.untilted  # plain-FFT entries this small may be all error: cut with the tails
+    first = int(np.searchsorted(below, tails.below + noise, side="right"))
+    noise_above = noise if pld.round_off.tilt <= 0.0 else 0.0  # tilted tops are accurate (_lowest_cut)
+    last = masses.size - 1 - int(np.searchsorted(above, tails.above + noise_above, side="right"))
     if last < first:
         first = last = int(np.argmax(masses))
     if pessimistic:
@@ -548,11 +560,13 @@ Components = Sequence[tuple[DominatingPair, int]]
 @dataclass(frozen=True)
 class Bounds:
     """Rigorous bounds lower <= true value <= upper (floats, or arrays for array queries), found with grid
-    interval `interval`."""
+    interval `interval`; `reached` is False when the refinement stopped at its time or size budget before
+    the asked accuracy (the bounds are still rigorous, only wider)."""
 
     upper: ArrayLike
     lower: ArrayLike
     interval: float
+    reached: bool = True
 
 
 @dataclass(frozen=True)
@@ -732,13 +746,16 @@ def initial_interval(components: Components, accuracy: float) -> float:
     x1000, and Poisson-subsampled Gaussian, MNIST DP-SGD, compositions). Capped at 0.05. The model
     fails for a component whose losses are far narrower than the grid (a tiny eps): its discretization
     error is bounded by its own small effect, not by D^2 / s_i, so scales below 1e-3 S count as 1e-3 S
-    (refinement measures the actual gap in any case).
+    (refinement measures the actual gap in any case). Never finer than S / _FIRST_GRID: a tiny accuracy
+    then starts on a grid of a few hundred thousand points and refines within the budget (_refine)
+    instead of starting beyond it.
     """
     scales = [(_loss_scale(pair), int(count)) for pair, count in components]
     composed = float(np.sqrt(sum(count * scale**2 for scale, count in scales)))
     floor = max(1e-3 * composed, 1e-12)
     density = sum(count / max(scale, floor) for scale, count in scales)
-    return float(min(0.05, np.sqrt(accuracy * composed / (0.02 * density))))
+    modelled = np.sqrt(accuracy * composed / (0.02 * density))
+    return float(min(0.05, max(modelled, composed / _FIRST_GRID)))
 
 
 class Measurement(NamedTuple):
@@ -765,18 +782,30 @@ def _refine(
     slack), within max_points, and return the bounds at every query (arrays) from the grid that met it.
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
-    margin (and at least halves); before composing on it the array size is predicted from the last
-    one and checked against the cap, so an impossible accuracy fails fast. Starts at `interval`.
-    If finer grids stop closing the gap (three refinements in a row, each at least halving the
-    interval, without shrinking the best gap by a third: the rest of the gap is not discretization but
-    tail truncation or round-off, which a finer grid cannot remove), the tightest bounds found are
-    returned: rigorous, just wider than asked. (Single refinements can stall by grid alignment.)
+    margin (and at least halves); before composing on it its size and time are predicted from the last
+    one (both grow like 1 / interval): when the size would pass max_points or the whole refinement
+    _TIME_BUDGET seconds, the tightest bounds found are returned with reached=False (the first grid
+    always runs: where it would pass the cap a grid _COARSENINGS times 4 coarser is tried). Starts at
+    `interval`. If finer grids stop closing the gap
+    (three refinements in a row, each at least halving the interval, without shrinking the best gap by
+    a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
+    grid cannot remove), the tightest bounds found are returned: rigorous, just wider than asked.
+    (Single refinements can stall by grid alignment.)
     """
     best: tuple[float, Bounds] | None = None
-    stalls = 0
+    stalls = coarsenings = 0
+    started = time.monotonic()
     while True:
-        composed = compose_all(components, interval, max_points, target)
+        composing = time.monotonic()
+        try:
+            composed = compose_all(components, interval, max_points, target)
+        except GridTooLarge:
+            if best is not None or coarsenings >= _COARSENINGS:
+                raise
+            coarsenings, interval = coarsenings + 1, 4.0 * interval
+            continue
         measured = measure(composed)
+        seconds = time.monotonic() - composing
         bounds = Bounds(measured.upper, measured.lower, float(interval))
         gap = measured.worst_upper - measured.worst_lower
         allowed = max(accuracy * measured.worst_lower + absolute, measured.slack)
@@ -792,16 +821,18 @@ def _refine(
             if not np.isfinite(gap) or allowed <= 0
             else min(0.5, max(0.125, 0.9 * np.sqrt(allowed / gap)))
         )
+        elapsed = time.monotonic() - started
+        if composed.points() / shrink > max_points or elapsed + 1.2 * seconds / shrink > _TIME_BUDGET:
+            return replace(best[1], reached=False)
         interval *= shrink
-        _check_size(int(composed.points() / shrink), max_points)
 
 
 def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
     """Bounds with the query's shape (floats for a scalar query)."""
-    return Bounds(
-        as_output(np.reshape(bounds.upper, shape)),
-        as_output(np.reshape(bounds.lower, shape)),
-        bounds.interval,
+    return replace(
+        bounds,
+        upper=as_output(np.reshape(bounds.upper, shape)),
+        lower=as_output(np.reshape(bounds.lower, shape)),
     )
 
 
