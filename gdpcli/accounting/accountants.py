@@ -4,6 +4,7 @@ figure labelled with its guarantee and method (gdpcli.accounting.figures)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +13,9 @@ from gdpcli.core import gdp
 from gdpcli.errors import ComputationError
 from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
+
+if TYPE_CHECKING:
+    from gdpcli.core.pld import Bounds
 
 
 class ExactGDP:
@@ -132,30 +136,36 @@ class NumericalPLD:
         from gdpcli.core import pld
 
         bounds = pld.epsilon_bounds(self.components, np.asarray(deltas, dtype=float), accuracy=self.accuracy)
-        return [
-            Figures(np.atleast_1d(bounds.upper), UPPER, self.method),
-            Figures(np.atleast_1d(bounds.lower), LOWER, self.method),
-        ]
+        return self._figures(bounds, "epsilon", relative=True)
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
         bounds = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
-        upper, lower = bounds.upper, bounds.lower
-        return [
-            Figures(np.atleast_1d(upper), UPPER, self.method),
-            Figures(np.atleast_1d(lower), LOWER, self.method),
-        ]
+        return self._figures(bounds, "delta", relative=True)
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
         bounds = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
-        lower, upper = bounds.lower, bounds.upper
-        return [
-            Figures(np.atleast_1d(lower), LOWER, self.method),
-            Figures(np.atleast_1d(upper), UPPER, self.method),
-        ]
+        return self._figures(bounds, "beta", relative=False)
+
+    def _figures(self, bounds: Bounds, name: str, *, relative: bool) -> list[Figures]:
+        """Upper and lower bound figures; where the refinement stopped at its budget (Bounds.reached) both
+        carry a note with the width they reached."""
+        upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
+        note = None
+        if not bounds.reached:
+            width = upper - lower
+            if relative:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    width = np.where(lower > 0, width / lower, np.inf)
+            kind = "relative" if relative else "absolute"
+            note = (
+                f"pld: the {name} bounds stopped at the time/size budget with {kind} width up to "
+                f"{float(np.max(width)):.2g} (asked {self.accuracy:g}); they are rigorous, only wider"
+            )
+        return [Figures(upper, UPPER, self.method, note=note), Figures(lower, LOWER, self.method, note=note)]
 
 
 class PureDPToGDP:

@@ -27,6 +27,7 @@ class Figures:
     guarantee: Guarantee
     method: str
     details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
+    note: str | None = None  # a caveat that goes with the values, e.g. an accuracy not reached
 
 
 QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}

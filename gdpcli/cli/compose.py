@@ -86,6 +86,7 @@ def command(
         rows, answers = queries.answer(
             accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
         )
+        notes += queries.notes_of(answers)
     if to == "mu":
         rows += queries.mu_rows(accounting.mu_figures(parsed, method))
     inputs = options.echo_inputs(

@@ -67,19 +67,22 @@ def command(
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
     context = {"group": group} if group else {}
     rows: list[dict] = []
+    notes: list[str] = []
     if deltas or epsilons or alphas or plot:
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
             accountants, _ = accounting.select([parsed], method, conversions=conversions)
     if deltas or epsilons or alphas:
-        rows += queries.answer(
+        answered, answers = queries.answer(
             accountants,
             deltas=deltas,
             epsilons=epsilons,
             alphas=alphas,
             context=lambda acc: {**context, **accounting.describe(acc)},
-        )[0]
+        )
+        rows += answered
+        notes += queries.notes_of(answers)
     if to == "mu":
         if group:
             source = accounting.group_accountant(parsed, group)
@@ -96,4 +99,4 @@ def command(
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
         plotting.plot_accountants(plot, label, accountants, references, epsilons)
-    output.emit(output.Result("convert", inputs, rows, title=title), fmt)
+    output.emit(output.Result("convert", inputs, rows, title, notes), fmt)

@@ -60,6 +60,11 @@ def answer(
     return rows, answers
 
 
+def notes_of(answers: Sequence[Answer]) -> list[str]:
+    """The caveats the answers carry (Figures.note), each once, in order."""
+    return list(dict.fromkeys(a.figure.note for a in answers if a.figure.note))
+
+
 def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
     """Rows stating mu."""
     return [

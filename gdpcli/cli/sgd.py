@@ -177,6 +177,7 @@ def _answers(
     import numpy as np
 
     from gdpcli.accounting import Answer, dpsgd
+    from gdpcli.cli import queries
     from gdpcli.errors import ComputationError
 
     names = [method] if method != "all" else [m for m in dpsgd.EVERY if not dpsgd.unavailable(run, m)]
@@ -191,6 +192,7 @@ def _answers(
                 notes.append(f"skipped {name} at delta {delta:g}: {error}")
                 continue
             answers += [Answer("delta", np.array([delta]), figure) for figure in found]
+    notes += queries.notes_of(answers)
     return answers
 
 

@@ -111,6 +111,7 @@ def command(
         rows, answers = queries.answer(
             accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=columns
         )
+    notes += queries.notes_of(answers)
     _check_finite(rows)
     title = (
         f"gdpcli subsample {spec} at rate {rate:g} ({sampling} sampling, {Sampling(sampling).neighbouring})"

@@ -13,19 +13,39 @@ def lower_hull(x: np.ndarray, y: np.ndarray, *, prefilter: bool = False) -> np.n
     are always kept.
 
     Vectorized passes drop every point on or above the chord of its neighbours (never a hull vertex)
-    until the chain turns left everywhere, which for x-sorted points makes it the lower hull; exact up to
-    rounding in the local cross products. `prefilter` first narrows the points to Qhull's candidates,
-    which saves passes on long grids whose hull has few vertices.
+    until the chain turns left everywhere, which for x-sorted points makes it the lower hull; after
+    _PASSES of them Andrew's monotone chain finishes the rest (a dent that cascades would otherwise cost
+    one pass over all points per point it removes). Exact up to rounding in the local cross products.
+    `prefilter` first narrows the points to Qhull's candidates, which saves passes on long grids whose
+    hull has few vertices.
     """
     kept = _qhull_candidates(x, y) if prefilter else np.arange(x.size)
-    while kept.size > 2:
+    for _ in range(_PASSES):
+        if kept.size <= 2:
+            return kept
         x0, x1, x2 = x[kept[:-2]], x[kept[1:-1]], x[kept[2:]]
         y0, y1, y2 = y[kept[:-2]], y[kept[1:-1]], y[kept[2:]]
         above = (x1 - x0) * (y2 - y0) - (y1 - y0) * (x2 - x0) <= 0
         if not np.any(above):
-            break
+            return kept
         kept = kept[np.concatenate(([True], ~above, [True]))]
-    return kept
+    return kept[_monotone_chain(x[kept].tolist(), y[kept].tolist())]
+
+
+_PASSES = 8  # vectorized passes before the sequential chain: a dent that cascades costs a pass per point
+
+
+def _monotone_chain(x: list[float], y: list[float]) -> list[int]:
+    """Andrew's monotone chain, lower half: O(n), for what the vectorized passes leave."""
+    chain: list[int] = []
+    for index in range(len(x)):
+        while len(chain) >= 2:
+            a, b = chain[-2], chain[-1]
+            if (x[b] - x[a]) * (y[index] - y[a]) - (y[b] - y[a]) * (x[index] - x[a]) > 0:
+                break
+            chain.pop()
+        chain.append(index)
+    return chain
 
 
 def _qhull_candidates(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -309,3 +309,16 @@ def test_berry_esseen_labels_are_true(gdpcli) -> None:
     assert row["guarantee"] == "approximation"
     checked = gdpcli(*sampled, "--max-epsilon", "100", "-f", "json")
     assert checked.code == 1 and "approximations never pass a budget check" in checked.stderr
+
+
+def test_accuracy_beyond_the_budget_answers_with_a_note(gdpcli) -> None:
+    """Issue 18: --accuracy 1e-12 ran for minutes or exited at the grid cap; now the tightest rigorous
+    bounds found come back within the budget, with a note saying the accuracy was not reached."""
+    args = ("compose", "gaussian:sigma=2x10", "--epsilon", "1", "--accuracy", "1e-12", "--method", "pld")
+    bounds = by_guarantee(rows(gdpcli(*args, "-f", "json")), "delta")
+    mp.mp.dps = 40
+    mu = mp.sqrt(10) / 2  # 10 x G_{1/2}
+    exact = mp.ncdf(-1 / mu + mu / 2) - mp.e * mp.ncdf(-1 / mu - mu / 2)  # GDP paper Cor. 2.13
+    assert bounds["lower_bound"] <= exact <= bounds["upper_bound"]
+    table = gdpcli(*args, "-f", "table")
+    assert "stopped at the time/size budget" in " ".join(table.stdout.split())
