@@ -79,3 +79,13 @@ def test_mnist_sentences_match_what_gdpcli_prints(gdpcli) -> None:
     assert p["approximation"] < p["lower_bound"] and f["approximation"] > f["upper_bound"]
     ecosystem = figures(gdpcli(*run, "--sampling", "fixed").json()["rows"])
     assert f"rigorous upper bound is epsilon {ecosystem['upper_bound']:.2f}" in " ".join(README.split())
+
+
+def test_small_delta_sentence_matches_what_gdpcli_prints(gdpcli) -> None:
+    """The README's small-delta brackets of the MNIST run are what `gdpcli sgd` prints (4 decimals)."""
+    run = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
+    text = " ".join(README.split())
+    for delta in ("1e-8", "1e-10", "1e-12"):
+        rows = gdpcli(*run, "--epochs", "60", "--delta", delta, "-f", "json").json()["rows"]
+        bounds = {row["guarantee"]: row["epsilon"] for row in rows}
+        assert f"[{bounds['lower_bound']:.4f}, {bounds['upper_bound']:.4f}]" in text
