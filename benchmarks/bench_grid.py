@@ -68,9 +68,8 @@ def dp_accounting(rate: float, sigma: float, steps: int, delta: float) -> tuple[
 
 
 def main() -> None:
-    print(
-        "| q, sigma, T, delta | gdpcli sgd (default) | time | dp-accounting PLD 1e-4 [opt, pess] | time | ratio |"
-    )
+    header = ["q, sigma, T, delta", "gdpcli sgd (default)", "time", "dp-accounting PLD 1e-4 [opt, pess]"]
+    print("| " + " | ".join([*header, "time", "ratio"]) + " |")
     print("|---|---|---|---|---|---|")
     for rate, sigma, steps, delta in SETTINGS:
         ours, our_time = gdpcli(rate, sigma, steps, delta)
