@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gdpcli import accounting
+from gdpcli.accounting.accountants import Binomial, ExactGDP, ExactSingle
 from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
 from gdpcli.errors import InputError
@@ -147,11 +148,11 @@ def from_spec(spec: Repeated) -> Profiles:
     if not spec.mechanism.has_tradeoff:
         spec.mechanism.gdpt_profile()  # raises, with a hint
     exact = accounting.exact_accountant([spec])
-    if exact is not None and exact.method == accounting.ExactGDP.method:
+    if exact is not None and exact.method == ExactGDP.method:
         return _exact(spec, gdpt.gdp_profile(exact.mu_total), "closed-form")
-    if exact is not None and exact.method == accounting.ExactSingle.method:
+    if exact is not None and exact.method == ExactSingle.method:
         return _exact(spec, spec.mechanism.gdpt_profile(), "closed-form")
-    if exact is not None and exact.method == accounting.Binomial.method:
+    if exact is not None and exact.method == Binomial.method:
         return _exact(spec, _binomial_profile(spec.describe(), exact.pld), "binomial")
     components = [(spec.step.dominating_pair(), spec.times)]
     return _pld_profiles(spec, components, pld.initial_interval(components, PLD_ACCURACY))
