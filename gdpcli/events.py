@@ -163,6 +163,12 @@ class Mechanism:
         """The mechanism with its delta part taken out (None when nothing is left)."""
         return self
 
+    def group(self, group_size: int) -> Mechanism | None:
+        """The same mechanism for groups of group_size records, exactly, where its noise is added to a query
+        of bounded sensitivity (a group moves the query by up to group_size times as much); None where
+        only the general group bound applies (GDP paper Thm 3)."""
+        return None
+
     def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike | None:
         """C_p(f)(alpha) in closed form (GDP paper Def. 6), or None where none is implemented."""
         return None
@@ -249,6 +255,9 @@ class Gaussian(_GaussianLike):
     def gdp_mu(self) -> float:  # type: ignore[override]
         return self.sens / self.sigma
 
+    def group(self, group_size: int) -> Gaussian:
+        return Gaussian(self.sigma, self.sens * group_size)
+
     def describe(self) -> str:
         return f"gaussian:sigma={_number(self.sigma)},sens={_number(self.sens)}"
 
@@ -281,6 +290,9 @@ class Laplace(Mechanism):
 
     def describe(self) -> str:
         return f"laplace:eps={_number(self.epsilon)}"
+
+    def group(self, group_size: int) -> Laplace:
+        return Laplace(self.epsilon * group_size)  # sensitivity group_size sens, eps0 = group_size sens / b
 
     def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
         from gdpcli.core.tradeoff import laplace_tradeoff

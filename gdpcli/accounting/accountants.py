@@ -59,7 +59,8 @@ class ExactSingle:
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
-        values = epsilon_from_profile(self.mechanism.profile, deltas)
+        ceiling = max(1e4, self.mechanism.pure_epsilon or 0.0)  # a pure eps0-DP profile is 0 from eps0 on
+        values = epsilon_from_profile(self.mechanism.profile, deltas, ceiling=ceiling)
         return [Figures(np.asarray(values), EXACT, self.method)]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
@@ -156,16 +157,27 @@ class NumericalPLD:
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
         if not bounds.reached:
-            width = upper - lower
-            if relative:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    width = np.where(lower > 0, width / lower, np.inf)
-            kind = "relative" if relative else "absolute"
+            width = _width(upper, lower, relative)
             note = (
-                f"pld: the {name} bounds stopped at the time/size budget with {kind} width up to "
-                f"{float(np.max(width)):.2g} (asked {self.accuracy:g}); they are rigorous, only wider"
+                f"pld: the {name} bounds stopped at the time/size budget with {width} "
+                f"(asked {self.accuracy:g}); they are rigorous, only wider"
             )
         return [Figures(upper, UPPER, self.method, note=note), Figures(lower, LOWER, self.method, note=note)]
+
+
+def _width(upper: np.ndarray, lower: np.ndarray, relative: bool) -> str:
+    """The widest of the bounds [lower, upper], in words: relative where asked and the lower bound is
+    positive, else absolute."""
+    if not relative:
+        return f"absolute width up to {float(np.max(upper - lower)):.2g}"
+    positive = lower > 0
+    parts = []
+    if np.any(positive):
+        relative_width = (upper[positive] - lower[positive]) / lower[positive]
+        parts.append(f"relative width up to {float(np.max(relative_width)):.2g}")
+    if not np.all(positive):
+        parts.append(f"upper bounds up to {float(np.max(upper[~positive])):.2g} where the lower bound is 0")
+    return " and ".join(parts)
 
 
 class PureDPToGDP:
@@ -466,14 +478,17 @@ class RenyiAccountant:
 
     def _paper_orders(self, delta: float) -> np.ndarray:
         """lemma2: Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2), restricted to the
-        grid points within a factor 8 (in alpha - 1) of the continuous minimiser. Any set of orders gives a
-        valid bound, so the restriction keeps the figure rigorous; it keeps subsampled curves, which are
-        costly at large orders, cheap."""
+        grid points within a factor 8 (in alpha - 1) of the continuous minimiser, and always the grid point
+        nearest to it (the window is empty when the minimiser is below the grid's first order 1.5). Any set
+        of orders gives a valid bound, so the restriction keeps the figure rigorous; it keeps subsampled
+        curves, which are costly at large orders, cheap."""
         from gdpcli.core import rdp
 
         best = rdp.epsilon_from_curve(self.curve, delta, "lemma1").order - 1.0
         grid = rdp.PAPER_ORDER_GRID
-        return grid[(grid - 1.0 >= best / 8.0) & (grid - 1.0 <= best * 8.0)]
+        nearest = np.zeros(grid.size, dtype=bool)
+        nearest[min(int(np.searchsorted(grid - 1.0, best)), grid.size - 1)] = True
+        return grid[((grid - 1.0 >= best / 8.0) & (grid - 1.0 <= best * 8.0)) | nearest]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         return [self._convert(deltas, name, "epsilon") for name in self.conversions]

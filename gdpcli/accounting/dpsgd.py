@@ -35,7 +35,7 @@ import numpy as np
 from gdpcli import events
 from gdpcli.accounting import Figures
 from gdpcli.accounting.methods import REGISTRY
-from gdpcli.core.roots import largest_integer_where
+from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import Repeated, Sampling
@@ -439,7 +439,14 @@ def largest_steps(
     def lower(guarantee: Guarantee) -> bool:
         return guarantee is Guarantee.LOWER_BOUND
 
-    steps = search(allowed, _steps_guess(run, delta, target_epsilon))
+    try:
+        steps = search(allowed, _steps_guess(run, delta, target_epsilon))
+    except SearchLimitReached:
+        raise InputError(
+            f"--target-epsilon {target_epsilon:g} allows more than {MAX_STEPS:.0e} steps, the most gdpcli "
+            "searches",
+            "give a smaller target",
+        ) from None
     label = best(max(steps, 1), allowed)
     budget = Budget(
         run.with_steps(steps),

@@ -22,6 +22,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TextIO
 
 import numpy as np
 
@@ -273,13 +274,29 @@ def _with_tail(result: GdptResult, profiles: Profiles) -> GdptResult:
 # CSV
 
 
+_MAX_CSV_CHARACTERS = 64 * 2**20
+"""The largest profile CSV read (64 MiB, about two million rows of full-precision pairs): beyond it the
+GDPT search would take minutes, and a profile that fine adds nothing a coarser one does not certify."""
+
+
+def _read_limited(handle: TextIO, where: str) -> str:
+    """The whole text, or InputError (before reading further) once it passes _MAX_CSV_CHARACTERS."""
+    text = handle.read(_MAX_CSV_CHARACTERS + 1)
+    if len(text) > _MAX_CSV_CHARACTERS:
+        raise InputError(
+            f"{where} is longer than {_MAX_CSV_CHARACTERS:,} characters, the largest profile CSV read",
+            "thin the profile: a few thousand (epsilon, delta) rows certify as much",
+        )
+    return text
+
+
 def load_csv(source: str, eps_head: float | None = None) -> SampledProfile:
     """Read a privacy profile CSV from a path or `-` (stdin); see read_csv."""
     if source == "-":
-        return read_csv(sys.stdin.read(), "stdin", eps_head)
+        return read_csv(_read_limited(sys.stdin, "stdin"), "stdin", eps_head)
     try:
         with open(source, newline="", encoding="utf-8") as handle:
-            text = handle.read()
+            text = _read_limited(handle, repr(source))
     except OSError as error:
         raise InputError(
             f"cannot read {source!r}: {error.strerror}",

@@ -24,7 +24,7 @@ from gdpcli.accounting.accountants import (
 from gdpcli.accounting.figures import APPROXIMATION, Accountant, Figures
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import ApproxDP, Repeated
 
 
@@ -159,13 +159,29 @@ def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:
     )
 
 
+_REPETITIONS = 10**9
+"""The most repetitions a step budget (compose --target-epsilon) searches."""
+
+_GROUP_LIMIT = 10_000
+"""The largest group for the general bound, whose trade-off function is f composed with itself k times."""
+
+
 def group_accountant(spec: Repeated, group_size: int) -> Accountant:
-    """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, else GroupTradeoff."""
+    """Group privacy for groups of k (GDP paper Thm 3): (k mu)-GDP exactly for GDP, the mechanism itself
+    at k times its sensitivity where it adds noise to a query (Mechanism.group), else GroupTradeoff."""
     mu = spec.exact_mu
     if mu is not None:
         return ExactGDP(gdp.group_mu(mu, group_size))
     if spec.times != 1 or spec.sampling_rate is not None or not spec.mechanism.has_tradeoff:
         raise ComputationError("group privacy needs a single closed-form mechanism (no times, p or rdp)")
+    grouped = spec.mechanism.group(group_size)
+    if grouped is not None:
+        return ExactSingle(grouped)
+    if group_size > _GROUP_LIMIT:
+        raise InputError(
+            f"--group {group_size} is above {_GROUP_LIMIT:,} for {spec.mechanism.describe()}",
+            "the general group bound iterates the trade-off function k times; use a smaller group",
+        )
     return GroupTradeoff(spec.mechanism, group_size)
 
 
@@ -215,9 +231,9 @@ def step_budgets(
 
     Rigorous figures (exact, upper_bound) give certified budgets; approximations are labelled as such.
     Lower bounds are not budgets and are skipped. Exponential then binary search over N (epsilon grows
-    with N), up to 1e9 repetitions.
+    with N), up to _REPETITIONS; a target that allows more is an InputError naming the limit.
     """
-    from gdpcli.core.roots import largest_integer_where
+    from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 
     names = tuple(REGISTRY) if method == "all" else (method,)
     if method == "auto":
@@ -239,7 +255,14 @@ def step_budgets(
                 accountant = _build(name, _scaled(specs, n), accuracy, chosen)
                 return float(accountant.epsilon(np.array([delta]))[index].values[0])
 
-            steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=10**9)
+            try:
+                steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=_REPETITIONS)
+            except SearchLimitReached:
+                raise InputError(
+                    f"--target-epsilon {target:g} allows more than {_REPETITIONS:,} repetitions, the most "
+                    "gdpcli searches",
+                    "give a smaller target",
+                ) from None
             rows.append(
                 {
                     "target_epsilon": target,

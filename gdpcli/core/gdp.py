@@ -338,8 +338,8 @@ def _mu_floor(epsilon: np.ndarray, log_target: np.ndarray) -> np.ndarray:
     = 2 eps / (sqrt(z^2 + 2 eps) - z), is too small; and delta(eps; mu) <= delta(0; mu), so
     mu_GDP(0, e^t) (exact at eps = 0) is too small."""
     z = np.asarray(Phi_inv_exp(log_target), dtype=float)
-    root = np.sqrt(z * z + 2.0 * epsilon)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # eps near 1e308: inf, a valid floor
+        root = np.sqrt(z * z + 2.0 * epsilon)
         from_tail = np.where(z < 0.0, 2.0 * epsilon / (root - z), z + root)
     return np.maximum(np.nan_to_num(from_tail, nan=0.0), _mu_at_zero(log_target))
 

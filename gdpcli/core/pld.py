@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -759,14 +760,14 @@ def initial_interval(components: Components, accuracy: float) -> float:
 
 
 class Measurement(NamedTuple):
-    """Bounds at every query from one composed grid, the pair (upper, lower) that decides refinement, and
-    the part of their gap that no finer grid removes (the round-off carried into the bounds)."""
+    """Bounds at every query from one composed grid, the part of their gap that no finer grid removes
+    (`slack`: the round-off carried into the bounds), and the queries that do not decide refinement
+    (`settled`: answered exactly, or left to another composition)."""
 
     upper: np.ndarray
     lower: np.ndarray
-    worst_upper: float
-    worst_lower: float
-    slack: float = 0.0
+    slack: np.ndarray | float = 0.0
+    settled: np.ndarray | bool = False
 
 
 def _refine(
@@ -777,54 +778,79 @@ def _refine(
     max_points: int,
     interval: float,
     target: TailTarget | None = None,
+    deadline: float | None = None,
 ) -> Bounds:
-    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute (+ the measurement's
-    slack), within max_points, and return the bounds at every query (arrays) from the grid that met it.
+    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute (or + the measurement's
+    slack) at every unsettled query, within max_points, and return the bounds at every query (arrays):
+    at each query the tightest of all grids' bounds (each grid's are rigorous, so their intersection is;
+    grids of different alignment are tight at different queries, e.g. at an atom of the loss).
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it its size and time are predicted from the last
-    one (both grow like 1 / interval): when the size would pass max_points or the whole refinement
-    _TIME_BUDGET seconds, the tightest bounds found are returned with reached=False (the first grid
-    always runs: where it would pass the cap a grid _COARSENINGS times 4 coarser is tried). Starts at
-    `interval`. If finer grids stop closing the gap
-    (three refinements in a row, each at least halving the interval, without shrinking the best gap by
+    one (both grow like 1 / interval): when the size would pass max_points or the time would pass the
+    deadline (time.monotonic(); by default _TIME_BUDGET seconds from the start), the bounds found are
+    returned with reached=False (the first grid always runs: where it would pass the cap a grid
+    _COARSENINGS times 4 coarser is tried). Starts at `interval`. If finer grids stop closing the gap
+    (three refinements in a row, each at least halving the interval, without shrinking the worst gap by
     a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
-    grid cannot remove), the tightest bounds found are returned: rigorous, just wider than asked.
+    grid cannot remove), the bounds found are returned: rigorous, just wider than asked.
     (Single refinements can stall by grid alignment.)
     """
-    best: tuple[float, Bounds] | None = None
+    known: Bounds | None = None
+    best_gap = np.inf
     stalls = coarsenings = 0
-    started = time.monotonic()
+    deadline = time.monotonic() + _TIME_BUDGET if deadline is None else deadline
     while True:
         composing = time.monotonic()
         try:
             composed = compose_all(components, interval, max_points, target)
         except GridTooLarge:
-            if best is not None or coarsenings >= _COARSENINGS:
+            if known is not None or coarsenings >= _COARSENINGS:
                 raise
             coarsenings, interval = coarsenings + 1, 4.0 * interval
             continue
         measured = measure(composed)
         seconds = time.monotonic() - composing
-        bounds = Bounds(measured.upper, measured.lower, float(interval))
-        gap = measured.worst_upper - measured.worst_lower
-        allowed = max(accuracy * measured.worst_lower + absolute, measured.slack)
+        known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval)))
+        gap, allowed = _worst_gap(known, measured, accuracy, absolute)
         if gap <= allowed:
-            return bounds
-        stalls = stalls + 1 if best is not None and gap > best[0] * (2.0 / 3.0) else 0
-        if best is None or gap < best[0]:
-            best = (gap, bounds)
+            return known
+        stalls = stalls + 1 if gap > best_gap * (2.0 / 3.0) else 0
+        best_gap = min(best_gap, gap)
         if stalls >= 3:
-            return best[1]
+            return known
         shrink = (
             0.25
             if not np.isfinite(gap) or allowed <= 0
             else min(0.5, max(0.125, 0.9 * np.sqrt(allowed / gap)))
         )
-        elapsed = time.monotonic() - started
-        if composed.points() / shrink > max_points or elapsed + 1.2 * seconds / shrink > _TIME_BUDGET:
-            return replace(best[1], reached=False)
+        if composed.points() / shrink > max_points or time.monotonic() + 1.2 * seconds / shrink > deadline:
+            return replace(known, reached=False)
         interval *= shrink
+
+
+def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
+    """The tighter of two rigorous bounds at every query (both hold, so their intersection does), with
+    the interval of the newer."""
+    if known is None:
+        return new
+    return Bounds(np.minimum(known.upper, new.upper), np.maximum(known.lower, new.lower), new.interval)
+
+
+def _worst_gap(
+    bounds: Bounds, measured: Measurement, accuracy: float, absolute: float
+) -> tuple[float, float]:
+    """(gap, allowed gap) at the unsettled query furthest beyond its allowance ((0, 0) if all are settled)."""
+    upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
+    slack = np.broadcast_to(measured.slack, upper.shape)
+    open_ = ~np.broadcast_to(measured.settled, upper.shape)
+    if not np.any(open_):
+        return 0.0, 0.0
+    with np.errstate(invalid="ignore"):
+        allowed = np.maximum(accuracy * lower + absolute, slack)
+        excess = np.where(open_, upper - lower - allowed, -np.inf)
+    worst = int(np.argmax(excess))
+    return float(upper[worst] - lower[worst]), float(allowed[worst])
 
 
 def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
@@ -893,7 +919,7 @@ def epsilon_bounds(
             index = int(np.argmax(floor / flat))
             raise _round_off_error(float(flat[index]), float(2.0 * floor[index]))
         upper = _epsilons(composed.upper, flat - floor)
-        if not np.all(upper < _EPSILON_LIMIT):
+        if not np.all((upper < _EPSILON_LIMIT) | np.isposinf(lower)):  # lower inf: truly no finite eps
             raise ComputationError(
                 f"epsilon at delta {flat[np.argmax(upper)]:g} is above {_EPSILON_LIMIT:g}, beyond the PLD "
                 "accountant's range",
@@ -901,8 +927,7 @@ def epsilon_bounds(
             )
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
-        worst = int(np.argmax(upper - lower - (accuracy * lower + 1e-6 * accuracy)))  # decides refinement
-        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]))
+        return Measurement(upper, lower, settled=np.isinf(lower))  # both inf: exact, nothing to refine
 
     interval = initial_interval(components, accuracy)
     bounds = _refine(components, measure, accuracy, 1e-6 * accuracy, max_points, interval, target)
@@ -922,27 +947,35 @@ def delta_bounds(
     The round-off g(eps) of the composition (Composed.round_off_at) is added to the upper profile and
     taken from the lower one; refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the
     gap is the round-off's. Where a delta came out within 100 g of zero, the composition is redone
-    tilted towards the largest such eps (TailTarget), whose round-off there is far smaller. Bounds are
-    rounded outward by 1e-12 relative.
+    tilted towards the largest such eps (TailTarget), whose round-off there is far smaller, from the
+    first grid again and within the same time budget; the plain refinement leaves such deltas to it, and
+    the answer is the tighter of the two compositions' bounds at each eps. Bounds are rounded outward by
+    1e-12 relative.
     """
     epsilon = np.asarray(epsilon, dtype=float)
     flat = np.atleast_1d(epsilon)
 
-    def measure(composed: Composed) -> Measurement:
+    swallowed_below = 1e2 * predicted_round_off(components)
+
+    def measure(composed: Composed, *, plain: bool = True) -> Measurement:
         floor = composed.round_off_at(flat)
         upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
         lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
         upper = np.minimum(upper * (1 + _SAFETY) + floor, 1.0)
         lower = np.maximum(lower - floor, 0.0) * (1 - _SAFETY)
-        worst = int(np.argmax(upper - lower - np.maximum(accuracy * lower + 1e-15, 2.0 * floor)))
-        return Measurement(upper, lower, float(upper[worst]), float(lower[worst]), float(2.0 * floor[worst]))
+        # a delta the plain round-off swallows is left to the tilted composition
+        return Measurement(upper, lower, 2.0 * floor, settled=(lower < swallowed_below) if plain else False)
 
     interval = initial_interval(components, accuracy)
-    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval)
-    swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < 1e2 * predicted_round_off(components))
+    deadline = time.monotonic() + _TIME_BUDGET
+    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, deadline=deadline)
+    swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < swallowed_below)
     if np.any(swallowed):
         target = TailTarget(epsilon=float(flat[swallowed].max()))
-        bounds = _refine(components, measure, accuracy, 1e-15, max_points, bounds.interval, target)
+        tilted = _refine(
+            components, partial(measure, plain=False), accuracy, 1e-15, max_points, interval, target, deadline
+        )
+        bounds = replace(_tightest(bounds, tilted), reached=tilted.reached)
     return _shaped(bounds, epsilon.shape)
 
 
@@ -1020,7 +1053,7 @@ def tradeoff_bounds(
     def measure(composed: Composed) -> Measurement:
         lower = tradeoff_of(composed.upper, flat)
         upper = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
-        return Measurement(upper, lower, float(np.max(upper - lower)), 0.0)
+        return Measurement(upper, lower)
 
     interval = initial_interval(components, accuracy)
     return _shaped(_refine(components, measure, 0.0, accuracy, max_points, interval), alpha.shape)

@@ -106,6 +106,10 @@ def _midpoint(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(wide, geometric, 0.5 * (lo + hi))
 
 
+class SearchLimitReached(ComputationError):
+    """largest_integer_where's condition still holds at its limit."""
+
+
 def largest_integer_where(
     holds: Callable[[int], bool], *, guess: int = 1, step: float = 1.0, limit: int = 10**12
 ) -> int:
@@ -114,8 +118,8 @@ def largest_integer_where(
 
     From the guess (clipped to [1, limit]) the search moves geometrically, by relative steps s, 2 s, 4 s,
     ... (at least one integer each), until the boundary is bracketed, then bisects on integers: about
-    2 log2(relative error of the guess / s) + log2(s n) + 2 evaluations. ComputationError when holds(limit)
-    is still true: the search does not answer "at least the limit" silently.
+    2 log2(relative error of the guess / s) + log2(s n) + 2 evaluations. SearchLimitReached when
+    holds(limit) is still true: the search does not answer "at least the limit" silently.
     """
     good, bad = _integer_bracket(holds, min(max(guess, 1), limit), step, limit)
     while bad - good > 1:
@@ -133,7 +137,7 @@ def _integer_bracket(holds: Callable[[int], bool], guess: int, step: float, limi
             if not holds(candidate):
                 return good, candidate
             good, step = candidate, 2 * step
-        raise ComputationError(f"the condition still holds at the search limit {limit:.3g}")
+        raise SearchLimitReached(f"the condition still holds at the search limit {limit:.3g}")
     bad = guess
     while bad > 1:
         candidate = max(min(int(bad / (1 + step)), bad - 1), 1)

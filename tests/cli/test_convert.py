@@ -84,7 +84,7 @@ def test_laplace_tradeoff(gdpcli) -> None:
 
 def test_json_document_shape(gdpcli) -> None:
     document = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5,1e-6", "-f", "json").json()
-    assert set(document) == {"command", "gdpcli_version", "inputs", "rows"}
+    assert set(document) == {"command", "gdpcli_version", "inputs", "rows", "notes"}
     assert document["command"] == "convert"
     assert document["inputs"] == {"spec": "gdp:mu=1", "delta": [1e-5, 1e-6], "method": "auto"}
     assert len(document["rows"]) == 2
@@ -202,17 +202,16 @@ def test_real_subprocess_and_python_m() -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
-def test_group_of_laplace_brackets_the_closed_form(gdpcli) -> None:
+def test_group_of_laplace_is_the_closed_form(gdpcli) -> None:
     """Two Laplace(b=1) neighbours apart = Laplace with eps0 = 2: delta(1) = 1 - e^{(1 - 2)/2} exactly."""
     document = gdpcli(
         "convert", "laplace:b=1", "--group", "2", "--epsilon", "1", "--alpha", "0.3", "-f", "json"
     )
     assert document.code == 0, document.stderr
     rows = document.json()["rows"]
-    bounds = {r["guarantee"]: r["delta"] for r in rows if "delta" in r}
-    exact = 1 - math.exp(-0.5)
-    assert bounds["lower_bound"] <= exact <= bounds["upper_bound"]
-    assert bounds["upper_bound"] - bounds["lower_bound"] < 1e-3
+    [delta] = [r for r in rows if "delta" in r]
+    assert delta["guarantee"] == "exact"
+    assert delta["delta"] == pytest.approx(1 - math.exp(-0.5), rel=1e-12)
     [beta] = [r for r in rows if "beta" in r]
     # Laplace trade-off at eps0 = 2, alpha = 0.3 in the middle piece: e^{-2} / (4 alpha)
     assert beta["beta"] == pytest.approx(math.exp(-2) / 1.2, rel=1e-12)
@@ -227,3 +226,47 @@ def test_version_needs_only_the_package() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.splitlines() == ["gdpcli 0.1.0", "False"]
+
+
+@pytest.mark.parametrize("group", [30, 1_000_000])
+def test_group_of_laplace_is_laplace_at_group_sensitivity(gdpcli, group: int) -> None:
+    """Issue 18: laplace:b=1 --group 30 printed upper bound inf (the general Thm 3 bound on a grid) and
+    --group 1000000 ran without end. A group of k moves the query by k: Laplace with eps0 = k, whose
+    delta(eps) = 1 - exp((eps - eps0) / 2) below eps0 gives eps = k + 2 log(1 - delta) (mpmath)."""
+    import mpmath as mp
+
+    outcome = gdpcli("convert", "laplace:b=1", "--group", str(group), "--delta", "1e-5", "-f", "json")
+    assert outcome.code == 0, outcome.stderr
+    (row,) = outcome.json()["rows"]
+    mp.mp.dps = 40
+    exact = mp.mpf(group) + 2 * mp.log(1 - mp.mpf("1e-5"))
+    assert row["guarantee"] == "exact"
+    assert row["epsilon"] == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_general_group_bound_has_a_stated_limit(gdpcli) -> None:
+    outcome = gdpcli("convert", "dp:eps=1", "--group", "1000000", "--delta", "1e-5")
+    assert outcome.code == 2
+    assert "--group 1000000 is above 10,000" in outcome.stderr and "\n" == outcome.stderr[-1]
+
+
+def test_lemma2_when_the_minimiser_is_below_the_paper_grid(gdpcli) -> None:
+    """Issue 18: the best order of 1000 x Gaussian(sigma 0.1) at delta 5e-4 is about 1.01, below the paper's
+    first grid order 1.5, and lemma2 failed with argmin of an empty sequence. It now uses the nearest grid
+    order: an upper bound, never below the continuous Lemma 1 minimum nor the exact GDP epsilon."""
+    import mpmath as mp
+
+    run = ("convert", "gaussian:sigma=0.1x1000", "--delta", "5e-4", "-f", "json")
+    outcome = gdpcli(*run, "--method", "lemma2")
+    assert outcome.code == 0, outcome.stderr
+    (row,) = outcome.json()["rows"]
+    (lemma1,) = gdpcli(*run, "--method", "rdp", "--conversion", "lemma1").json()["rows"]
+    mp.mp.dps = 30
+    mu = 10 * mp.sqrt(1000)  # 1000 x G_10
+
+    def delta(eps: mp.mpf) -> mp.mpf:
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2) - mp.mpf("5e-4")
+
+    exact = mp.findroot(delta, (mp.mpf(40000), mp.mpf(60000)), solver="bisect")
+    assert (row["guarantee"], row["order"]) == ("upper_bound", pytest.approx(1.499995))
+    assert row["epsilon"] >= lemma1["epsilon"] >= float(exact)

@@ -426,3 +426,13 @@ def test_bounds_returned_when_a_finer_grid_stops_helping() -> None:
 
     curve = rdp.self_compose(lambda a: rdp.subsampled_gaussian(a, 0.004, 1.1), 14063)
     assert bounds.lower[1] <= rdp.epsilon_from_curve(curve, 1e-7, "optimal").value
+
+
+def test_delta_below_the_mass_at_infinity_is_infinite_not_out_of_range() -> None:
+    """Issue 18: a delta below the composed mass at infinite loss has no finite epsilon; the accountant
+    said 'above 600, use rdp' (and rdp sent the user back). Both bounds are inf, and a larger delta
+    in the same query is still answered."""
+    with_atom = pld.DominatingPair(lambda e: np.maximum(np.asarray(gdp.delta(e, 1.0)), 0.01))
+    bounds = pld.epsilon_bounds([(with_atom, 1), (gaussian(1.0), 1)], np.array([1e-3, 0.05]))
+    assert np.isposinf(bounds.upper[0]) and np.isposinf(bounds.lower[0])
+    assert np.isfinite(bounds.upper[1]) and bounds.lower[1] <= bounds.upper[1]
