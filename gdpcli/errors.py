@@ -12,7 +12,7 @@ class ExitCode(IntEnum):
     """gdpcli's exit codes (DESIGN.md, CLI contract)."""
 
     OK = 0
-    COMPUTATION = 1  # could not compute: numerical failure, unsupported combination, memory bound
+    COMPUTATION = 1  # could not compute or write the result (numerical failure, memory bound, stdout closed)
     USAGE = 2  # bad input: one line on stderr naming the problem
     BUDGET = 3  # a budget check (--max-epsilon, --max-delta) failed
 
@@ -38,7 +38,7 @@ class InputError(GdpcliError):
 
 
 class ComputationError(GdpcliError):
-    """Could not compute (numerical failure, unsupported combination, memory bound): exit code 1."""
+    """Could not compute or write the result (numerical failure, memory bound, stdout closed): exit code 1."""
 
     exit_code = ExitCode.COMPUTATION
 
@@ -47,3 +47,12 @@ class BudgetExceeded(GdpcliError):
     """A budget check (--max-epsilon, --max-delta, --max-mu) failed: exit code 3."""
 
     exit_code = ExitCode.BUDGET
+
+
+class OutputError(ComputationError):
+    """The result cannot be written (stdout closed, disk full): exit code 1, like any result not delivered."""
+
+
+class OutputClosed(OutputError):
+    """The reader of stdout went away (a broken pipe, e.g. `| head -1`): exit code 1, and no message, since
+    the reader stopped on purpose."""

@@ -40,6 +40,11 @@ def safe_side_of(exact: str, value: float, side: str, rel: float = 1e-12) -> boo
     return truth * (1 - mp.mpf(rel)) <= computed <= truth
 
 
+def infinite(row: dict[str, Any], key: str) -> bool:
+    """A JSON row states `key` = inf as the output contract says: null, and a reason that names it."""
+    return row[key] is None and f"{key}" in row.get("reason", "") and "inf" in row["reason"]
+
+
 @pytest.fixture(scope="session")
 def reference() -> dict[str, Any]:
     """Reference values: mpmath at 60 digits and independent accountants (see its _about)."""

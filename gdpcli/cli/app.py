@@ -1,7 +1,8 @@
 """Root Typer app: subcommands, --version, --debug, and the error -> exit-code mapping (DESIGN.md).
 
-Exit codes: 0 success; 1 could not compute; 2 usage or input error; 3 budget exceeded.
-Errors are one line on stderr, `gdpcli: error: <what> (<hint>)`, never a traceback unless --debug.
+Exit codes: 0 success; 1 could not compute (or write the result); 2 usage or input error; 3 budget
+exceeded. Errors are one line on stderr, `gdpcli: error: <what> (<hint>)`, never a traceback unless --debug.
+A closed stdout is an error before anything is computed; a broken pipe (`| head -1`) ends quietly, exit 1.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Annotated
 import typer
 
 from gdpcli import __version__
-from gdpcli.cli import calibrate, completion, compose, convert, gdpt, sgd, subsample
-from gdpcli.errors import ExitCode, GdpcliError
+from gdpcli.cli import calibrate, completion, compose, convert, gdpt, output, sgd, subsample
+from gdpcli.errors import ExitCode, GdpcliError, OutputClosed
 
 ROOT_EPILOG = """\b
 Examples:
@@ -66,7 +67,8 @@ app.command(name="completion", epilog=completion.EPILOG)(completion.command)
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"gdpcli: error: {message}\n")
+    if sys.stderr is not None:  # with stderr closed (2>&-) the exit code is all there is
+        sys.stderr.write(f"gdpcli: error: {message}\n")
     return code
 
 
@@ -76,7 +78,10 @@ def run(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv
     command = typer.main.get_command(app)
     try:
+        output.require_stdout()
         result = command.main(args=argv, prog_name="gdpcli", standalone_mode=False)
+    except OutputClosed:
+        return ExitCode.COMPUTATION
     except GdpcliError as error:
         if debug:
             raise

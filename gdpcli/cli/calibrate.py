@@ -92,7 +92,9 @@ def gaussian(
     inputs = options.echo_inputs(
         epsilon=_targets(epsilon, "--epsilon"), delta=_targets(delta, "--delta"), mu=_targets(mu, "--mu")
     ) | {"sens": sens}
-    output.emit(output.Result("calibrate gaussian", inputs, rows, "gdpcli calibrate gaussian", notes), fmt)
+    output.emit(
+        output.Result("calibrate gaussian", inputs, rows, "gdpcli calibrate gaussian", notes, ("sigma",)), fmt
+    )
 
 
 LAPLACE_EPILOG = """\b
@@ -120,7 +122,7 @@ def laplace(
         raise InputError("give --epsilon", "the target of pure epsilon-DP")
     rows = [calibration.laplace_for_epsilon(target, sens) for target in epsilons]
     inputs = {"epsilon": epsilons, "sens": sens}
-    output.emit(output.Result("calibrate laplace", inputs, rows, "gdpcli calibrate laplace"), fmt)
+    output.emit(output.Result("calibrate laplace", inputs, rows, "gdpcli calibrate laplace", [], ("b",)), fmt)
 
 
 FAMILY_EPILOG = """\b
@@ -162,7 +164,10 @@ def family(
     ]
     inputs = {"noise": noise, "epsilon": _targets(epsilon, "--epsilon"), "delta": _targets(delta, "--delta")}
     output.emit(
-        output.Result("calibrate family", inputs, rows, f"gdpcli calibrate family {noise}", notes), fmt
+        output.Result(
+            "calibrate family", inputs, rows, f"gdpcli calibrate family {noise}", notes, ("sigma",)
+        ),
+        fmt,
     )
 
 
@@ -254,4 +259,7 @@ def sgd(
         tolerance=tolerance,
         accuracy=accuracy,
     )
-    output.emit(output.Result("calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes), fmt)
+    result = output.Result(
+        "calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes, ("noise_multiplier",)
+    )
+    output.emit(result, fmt)

@@ -13,6 +13,7 @@ passed off as the mechanism's mu.
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -94,6 +95,10 @@ def command(
     if profiles.is_sampled(source):
         if refine:
             raise InputError("--refine applies to the built-in families family: and icea:, not to a CSV")
+        if source == "-" and sys.stdin is None:
+            raise InputError(
+                "stdin is closed: there is no profile to read from -", "pipe one in, or give a path"
+            )
         sampled = profiles.load_csv(source, eps_head)
         result, lower_guarantee = profiles.identify_sampled(sampled)
         notes += [*sampled.notes, SAMPLED_NOTE]
@@ -115,6 +120,7 @@ def command(
         summary |= _tangents(given.upper.tangents, notes)
         staircase_guarantee = "lower_bound"
     notes += _explain(result, summary["mu_upper"])
+    summary |= _reason(summary)
     rows = _staircase(result, staircase_guarantee, summary["method"]) if table else [summary]
     if table:
         notes.insert(0, ", ".join(f"{key}={value}" for key, value in summary.items()))
@@ -124,7 +130,7 @@ def command(
     title = f"gdpcli gdpt-identify {source}"
     if plot:
         plotting.plot_gdpt(plot, title, result)
-    output.emit(output.Result("gdpt-identify", inputs, rows, title, notes), fmt)
+    output.emit(output.Result("gdpt-identify", inputs, rows, title, notes, ("mu_lower", "mu_upper")), fmt)
 
 
 def _summary(
@@ -185,17 +191,33 @@ def _explain(result: GdptResult, mu_upper: float) -> list[str]:
     if result.verdict == "undetermined":
         return [head, "the tail is unknown beyond the head: GDP is not decided (GDPT Thm 4.3)"]
     notes = [head]
-    if not math.isfinite(mu_upper):
-        notes.append(
-            "mu_upper = inf: nothing gdpcli knows bounds G beyond eps_head, so no mu is certified for the "
-            "whole mechanism (only the head interval and the residual)"
-        )
-    elif mu_upper > result.mu_upper:
+    if math.isfinite(mu_upper) and mu_upper > result.mu_upper:
         notes.append(
             "mu_upper comes from a bound on G valid at every eps (it exceeds the head's): G may grow beyond "
             "the head"
         )
     return notes
+
+
+DELTA_ONE = "the profile's upper bound reaches delta = 1 there, and no mu-GDP guarantee allows that"
+NOT_GDP = "not GDP for any mu, its tail limit is infinite (GDPT Thm 4.3)"
+WHY_INFINITE = {
+    "mu_upper": "nothing gdpcli knows bounds G beyond eps_head, so no mu is certified for the whole "
+    "mechanism (only the head interval and the residual)",
+    "head_mu_upper": f"G is unbounded on the head: {DELTA_ONE}",
+    "slack": "the head interval is unbounded above",
+}
+
+
+def _reason(row: dict[str, Any]) -> dict[str, str]:
+    """{"reason": why the row's infinite figures are infinite}, or {} (the renderer writes it beside them)."""
+    infinite = [key for key, value in row.items() if value == math.inf]
+    if not infinite:
+        return {}
+    if row["verdict"] == "not_gdp":
+        return {"reason": f"{', '.join(infinite)} = inf: {NOT_GDP}"}
+    why = (f"{key} = inf: {WHY_INFINITE.get(key, 'no finite bound is known')}" for key in infinite)
+    return {"reason": "; ".join(why)}
 
 
 def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[dict[str, Any]]:
@@ -211,6 +233,7 @@ def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[di
             "guarantee": "upper_bound",
             "lower_guarantee": lower_guarantee,
             "method": method,
+            **({"reason": f"mu_upper = inf: {DELTA_ONE}"} if high == math.inf else {}),
         }
         for start, end, low, high in zip(starts, ends, lower, upper, strict=True)
     ]

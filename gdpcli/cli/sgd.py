@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -102,10 +101,6 @@ def command(
         ]
         rows += [_budget_row(budget, d, total) for d, budget in budgets]
         notes += _budget_notes([budget for _, budget in budgets], total)
-    if any(row.get("epsilon") == math.inf for row in rows):
-        notes.append(
-            "an epsilon of inf means that bound is vacuous at this delta (the true epsilon is finite)"
-        )
     inputs = options.echo_inputs(
         dataset_size=dataset_size,
         batch_size=batch_size,
@@ -128,7 +123,8 @@ def command(
     )
     if plot:
         _plot(plot, f"{title}, T = {run.steps}", run, accuracy)
-    output.emit(output.Result("sgd", inputs, rows, title, notes), fmt)
+    quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
+    output.emit(output.Result("sgd", inputs, rows, title, notes, quoted), fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import math
 import subprocess
 import sys
 
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, infinite
 
 CONSTANTS = REFERENCE["gdpt_profile_refinement_constants"]
 TAILS = REFERENCE["gdpt_tail_limits"]
@@ -25,9 +26,9 @@ def one_row(outcome) -> dict:
     return rows[0]
 
 
-def number(value: float | str) -> float:
-    """A JSON figure as a float (JSON writes infinity as "inf")."""
-    return float(value)
+def number(value: float | str | None) -> float:
+    """A JSON or CSV figure as a float (JSON writes infinity as null, CSV as "inf")."""
+    return math.inf if value is None else float(value)
 
 
 def assert_interval(row: dict, value: float, width: float = 1e-3) -> None:
@@ -66,7 +67,8 @@ def test_noise_family_raw_and_refined(gdpcli) -> None:
     raw = one_row(gdpcli("gdpt-identify", "family:A=2,B=1,sigma=2", "-f", "json"))
     assert raw["tail_limit"] == pytest.approx(float(TAILS["sgd_family"]), abs=1e-12)  # 1/sqrt(2)
     assert raw["verdict"] == "gdp"
-    assert raw["mu_upper"] == "inf"  # delta(0) = B = 1: the naive profile gives no mu on the head
+    assert infinite(raw, "mu_upper")  # delta(0) = B = 1: the naive profile gives no mu on the head
+    assert infinite(raw, "head_mu_upper") and "delta = 1" in raw["reason"]
     row = one_row(gdpcli("gdpt-identify", "family:A=2,B=1,sigma=2", "--refine", "-f", "json"))
     assert row["profile"] == "refined"
     assert row["tangent_epsilon_1"] == pytest.approx(float(CONSTANTS["sgd_family_c2"]), abs=1e-9)  # 1.18785
@@ -86,14 +88,14 @@ def test_noise_family_raw_and_refined(gdpcli) -> None:
 
 def test_icea_raw_and_refined(gdpcli) -> None:
     raw = one_row(gdpcli("gdpt-identify", "icea:m=20,n=4", "-f", "json"))
-    assert (raw["verdict"], raw["tail_limit"]) == ("not_gdp", TAILS["icea"])  # "inf"
+    assert raw["verdict"] == "not_gdp" and number(raw["tail_limit"]) == float(TAILS["icea"])  # inf
     row = one_row(gdpcli("gdpt-identify", "icea:m=20,n=4", "--refine", "-f", "json"))
-    assert (row["verdict"], row["tail_limit"]) == ("not_gdp", "inf")
+    assert row["verdict"] == "not_gdp" and infinite(row, "tail_limit") and "not GDP" in row["reason"]
     assert row["tangent_epsilon_1"] == pytest.approx(float(CONSTANTS["icea_c3"]), abs=1e-9)  # 1.15661
     assert row["tangent_delta_1"] == pytest.approx(float(CONSTANTS["icea_delta3"]), abs=1e-9)  # 0.46804
     short = one_row(gdpcli("gdpt-identify", "icea:m=20,n=4", "--refine", "--eps-head", "10", "-f", "json"))
     assert short["head_mu_upper"] < row["head_mu_lower"]  # the GDPT grows without bound
-    assert (row["mu_lower"], row["mu_upper"]) == ("inf", "inf")  # not GDP: no finite mu
+    assert infinite(row, "mu_lower") and infinite(row, "mu_upper")  # not GDP: no finite mu
 
 
 @pytest.mark.parametrize("b", ["0.2", "1", "3"])
@@ -119,7 +121,7 @@ def test_composed_pure_dp_is_binomial_and_exact(gdpcli) -> None:
     assert row["mu_upper"] >= float(2 * mp.sqrt(2) * mp.erfinv(tv / 2))
     assert row["slack"] <= 1e-3
     approx = one_row(gdpcli("gdpt-identify", "dp:eps=0.5,delta=1e-6x10", "-f", "json"))
-    assert (approx["verdict"], approx["tail_limit"]) == ("not_gdp", "inf")
+    assert approx["verdict"] == "not_gdp" and infinite(approx, "tail_limit")
 
 
 def test_subsampled_uses_rigorous_pld_bounds(gdpcli) -> None:
@@ -143,7 +145,7 @@ def test_csv_pipe_in_process(gdpcli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(profile))
     row = one_row(gdpcli("gdpt-identify", "-", "-f", "json"))
     assert row["head_mu_lower"] - row["slack"] <= 1.0 <= row["head_mu_upper"]
-    assert row["mu_upper"] == "inf"  # nothing is known beyond the last row
+    assert infinite(row, "mu_upper")  # nothing is known beyond the last row
     assert row["mu_lower"] <= 1.0 + 1e-9  # exact rows: mu_lower is a rigorous lower bound
     assert 0 < row["slack"] <= 1.2534 * 0.01  # <= sqrt(pi/2) x spacing (GDPT Thm 4.5)
     assert (row["profile"], row["method"], row["precision"]) == ("csv", "gdpt-sampled", None)
@@ -287,7 +289,7 @@ def test_subsampled_gaussian_mu_covers_its_tail(gdpcli, fmt: str) -> None:
 def test_no_known_bound_beyond_the_head_means_no_certified_mu(gdpcli) -> None:
     """The refined noise family's G is measured on [0, 100] only: its mechanism mu_upper is not certified."""
     row = one_row(gdpcli("gdpt-identify", "family:A=2,B=1,sigma=2", "--refine", "-f", "json"))
-    assert row["verdict"] == "gdp" and row["mu_upper"] == "inf"
+    assert row["verdict"] == "gdp" and infinite(row, "mu_upper") and "beyond eps_head" in row["reason"]
     assert row["head_mu_upper"] - row["head_mu_lower"] <= 1e-3
 
 

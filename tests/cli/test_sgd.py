@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.conftest import REFERENCE, safe_side_of
+from tests.conftest import REFERENCE, infinite, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
 RUN = (
@@ -312,7 +312,7 @@ def test_extremes(gdpcli, args: tuple, method: str) -> None:
     assert rows
     for row in rows:
         value = row["epsilon"]
-        assert value == "inf" or (isinstance(value, float) and math.isfinite(value) and value >= 0)
+        assert infinite(row, "epsilon") or (isinstance(value, float) and math.isfinite(value) and value >= 0)
 
 
 def test_tiny_delta_is_answered_below_rigorous_upper_bounds(gdpcli) -> None:
@@ -486,3 +486,9 @@ def test_method_words_mean_what_they_mean_in_compose(gdpcli) -> None:
     assert spec.code == 1 and "no closed form" in spec.stderr
     full = ("sgd", "--sampling-rate", "1", "--noise-multiplier", "4", "--steps", "10", "--delta", "1e-5")
     assert rows_of(gdpcli(*full, "-f", "json")) == rows_of(gdpcli(*full, "--method", "exact", "-f", "json"))
+
+
+def test_target_beyond_the_search_is_an_input_error(gdpcli) -> None:
+    outcome = gdpcli(*RUN, "--method", "rdp", "--target-epsilon", "1e308")
+    assert outcome.code == 2
+    assert "allows more than 1e+12 steps" in outcome.stderr and outcome.stderr.count("\n") == 1
