@@ -4,6 +4,7 @@ figure labelled with its guarantee and method (gdpcli.accounting.figures)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -250,14 +251,12 @@ class WithUniformDelta:
             else:
                 values = np.where(answerable & (deltas >= self.delta0), above, np.inf)
             details = figure.details[: deltas.size] if figure.details else None
-            figures.append(Figures(values, figure.guarantee, figure.method, details))
+            figures.append(replace(figure, values=values, details=details))
         return figures
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         return [
-            Figures(
-                self.delta0 + (1.0 - self.delta0) * np.asarray(f.values), f.guarantee, f.method, f.details
-            )
+            replace(f, values=self.delta0 + (1.0 - self.delta0) * np.asarray(f.values))
             for f in self.inner.delta(epsilons)
         ]
 
@@ -266,10 +265,7 @@ class WithUniformDelta:
         keep = 1.0 - self.delta0
         inside = alphas <= keep
         figures = self.inner.beta(np.where(inside, np.minimum(alphas / keep, 1.0), 1.0))
-        return [
-            Figures(np.where(inside, keep * np.asarray(f.values), 0.0), f.guarantee, f.method, f.details)
-            for f in figures
-        ]
+        return [replace(f, values=np.where(inside, keep * np.asarray(f.values), 0.0)) for f in figures]
 
 
 class GroupTradeoff:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from gdpcli.accounting import QUESTIONS, Answer, Figures, ask
+from gdpcli.guarantees import Guarantee
 
 Row = dict[str, Any]
 
@@ -57,7 +58,24 @@ def answer(
             for row in figure_rows(a.given, a.queries, QUESTIONS[a.given], [a.figure], extra)
         ]
         answers += asked
-    return rows, answers
+    return _explain_vacuous(rows, answers), answers
+
+
+def _explain_vacuous(rows: list[Row], answers: Sequence[Answer]) -> list[Row]:
+    """The rows, where an upper bound is inf at a query whose lower bound or exact figure is inf too, with
+    a reason that says so: that upper bound is not vacuous but exact (no finite answer exists)."""
+    proof: dict[tuple[str, float], str] = {}  # (given, query) -> the first figure that proves it
+    for a in answers:
+        if a.figure.guarantee in (Guarantee.LOWER_BOUND, Guarantee.EXACT):
+            for query, value in zip(a.queries, np.atleast_1d(a.figure.values), strict=True):
+                if value == np.inf:
+                    proof.setdefault((a.given, float(query)), f"{a.figure.method} {a.figure.guarantee}")
+    for row in rows:
+        for given, figure in QUESTIONS.items():
+            proven = proof.get((given, row.get(given, np.nan)))
+            if proven and row.get(figure) == np.inf and row["guarantee"] == Guarantee.UPPER_BOUND:
+                row["reason"] = f"{figure} = inf: no finite {figure} exists at this {given} ({proven} is inf)"
+    return rows
 
 
 def notes_of(answers: Sequence[Answer]) -> list[str]:

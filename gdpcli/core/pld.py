@@ -334,8 +334,8 @@ def _upper_loss(profile: ProfileFn, tail: float) -> float:
     small = np.flatnonzero(excess <= tail)
     if not small.size:
         raise ComputationError(
-            "the privacy loss has no negligible tail below 700",
-            hint="the mechanism is too weak for the numerical accountant",
+            "the privacy loss has no negligible tail below 700, the PLD accountant's range",
+            hint="--method rdp has no such limit, where every mechanism has an RDP curve",
         )
     return float(candidates[small[0]])
 

@@ -354,3 +354,14 @@ def test_laplace_profile_at_an_atom_of_the_loss_answers_with_the_others(gdpcli) 
     prv_lower, _, prv_upper = accountant.compute_delta(epsilon=3.0, num_self_compositions=[10])
     assert at[(3.0, "lower_bound")] <= prv_upper and prv_lower <= at[(3.0, "upper_bound")]
     assert at[(3.0, "upper_bound")] <= 1.005 * at[(3.0, "lower_bound")]
+
+
+def test_infinite_upper_bound_proven_by_the_lower_is_not_called_vacuous(gdpcli) -> None:
+    """Three (1, 0.01)-DP steps put mass 1 - 0.99^3 = 0.0297 at infinite loss, so at delta 1e-3 no
+    finite epsilon exists: the upper bound's inf is the truth, and its reason must not say otherwise."""
+    args = ("compose", "dp:eps=1,delta=0.01x3", "--delta", "1e-3", "--method", "pld", "-f", "json")
+    result = rows(gdpcli(*args))
+    upper = next(r for r in result if r["guarantee"] == "upper_bound")
+    lower = next(r for r in result if r["guarantee"] == "lower_bound")
+    assert infinite(upper, "epsilon") and infinite(lower, "epsilon")
+    assert "no finite epsilon exists" in upper["reason"] and "may be finite" not in upper["reason"]
