@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -321,17 +322,9 @@ def certified(
     return min(usable, key=lambda f: float(np.atleast_1d(f.values)[0]))
 
 
-def certified_epsilon(
-    run: Run,
-    delta: float,
-    method: str = "auto",
-    *,
-    accuracy: float = DEFAULT_ACCURACY,
-    conversion: str = "optimal",
-) -> float:
-    """The value of `certified` (see there for its label)."""
-    figure = certified(run, delta, method, accuracy=accuracy, conversion=conversion)
-    return float(np.atleast_1d(figure.values)[0])
+def certified_epsilon(run: Run, delta: float, *args: Any, **kwargs: Any) -> float:
+    """The value of `certified`, called with the same arguments (see there for its label)."""
+    return float(np.atleast_1d(certified(run, delta, *args, **kwargs).values)[0])
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -29,21 +29,11 @@ def test_single_point_conversions(gdpcli, case: dict) -> None:
     assert optimal["epsilon"] == result["rdp-optimal"]["epsilon"]
 
 
+EVERY_CONVERSION = ("--method", "all", "--conversion", "all", "-f", "json")
+
+
 def test_gaussian_composition_comparison_at_T_1000(gdpcli) -> None:
-    result = rows(
-        gdpcli(
-            "compose",
-            "gaussian:sigma=20x1000",
-            "--delta",
-            "1e-5",
-            "--method",
-            "all",
-            "--conversion",
-            "all",
-            "-f",
-            "json",
-        )
-    )
+    result = rows(gdpcli(*"compose gaussian:sigma=20x1000 --delta 1e-5".split(), *EVERY_CONVERSION))
     by_method = {r["method"]: r["epsilon"] for r in result}
     eps = ASOODEH["eps_T1000"]
     assert by_method["rdp-classic"] == pytest.approx(eps["eps_ma_T1000"], rel=1e-9)  # moments accountant
@@ -54,22 +44,8 @@ def test_gaussian_composition_comparison_at_T_1000(gdpcli) -> None:
 
 def test_a_hundred_rounds(gdpcli) -> None:
     """Step budgets at epsilon 6 (sigma 20, delta 1e-5): MA 501, Lemma 2 602, exact GDP 685."""
-    result = rows(
-        gdpcli(
-            "compose",
-            "gaussian:sigma=20",
-            "--delta",
-            "1e-5",
-            "--target-epsilon",
-            "6",
-            "--method",
-            "all",
-            "--conversion",
-            "all",
-            "-f",
-            "json",
-        )
-    )
+    budget = "compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6"
+    result = rows(gdpcli(*budget.split(), *EVERY_CONVERSION))
     steps = {r["method"]: r["repetitions"] for r in result}
     budgets = ASOODEH["max_steps_eps6"]
     assert steps["rdp-classic"] == budgets["ma"]

@@ -355,95 +355,30 @@ def test_small_noise_is_refused_by_pld_not_wrong(gdpcli) -> None:
     assert 700 < row["epsilon"] < math.inf
 
 
+RUN_Q = "--noise-multiplier 1 --steps 10 --sampling-rate 0.1"  # a small run given by its rate
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--noise-multiplier", "1", "--steps", "10", "--sampling-rate", "0.1"), "--delta is required"),
+        (RUN_Q, "--delta is required"),
+        ("--noise-multiplier nan --steps 10 --sampling-rate 0.1 --delta 1e-5", "noise"),
+        ("--noise-multiplier -1 --steps 10 --sampling-rate 0.1 --delta 1e-5", "noise"),
+        ("--noise-multiplier 1 --steps 10 --sampling-rate 0 --delta 1e-5", "rate"),
+        (f"{RUN_Q} --delta 1", "delta"),
+        ("--noise-multiplier 1 --sampling-rate 0.1 --delta 1e-5", "--epochs"),
+        ("--noise-multiplier 1 --steps 10 --batch-size 9 --dataset-size 8 --delta 1e-5", "batch"),
+        (f"{RUN_Q} --delta 1e-5 --method bogus", "method"),
+        (f"{RUN_Q} --delta 1e-5 --sampling bogus", "sampling"),
+        ("--noise-multiplier 1 --sampling-rate 0.1 --delta 1e-5 --target-epsilon inf", "target"),
         (
-            ("--noise-multiplier", "nan", "--steps", "10", "--sampling-rate", "0.1", "--delta", "1e-5"),
-            "noise",
-        ),
-        (("--noise-multiplier", "-1", "--steps", "10", "--sampling-rate", "0.1", "--delta", "1e-5"), "noise"),
-        (("--noise-multiplier", "1", "--steps", "10", "--sampling-rate", "0", "--delta", "1e-5"), "rate"),
-        (("--noise-multiplier", "1", "--steps", "10", "--sampling-rate", "0.1", "--delta", "1"), "delta"),
-        (("--noise-multiplier", "1", "--sampling-rate", "0.1", "--delta", "1e-5"), "--epochs"),
-        (
-            (
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "10",
-                "--batch-size",
-                "9",
-                "--dataset-size",
-                "8",
-                "--delta",
-                "1e-5",
-            ),
-            "batch",
-        ),
-        (
-            (
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "10",
-                "--sampling-rate",
-                "0.1",
-                "--delta",
-                "1e-5",
-                "--method",
-                "bogus",
-            ),
-            "method",
-        ),
-        (
-            (
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "10",
-                "--sampling-rate",
-                "0.1",
-                "--delta",
-                "1e-5",
-                "--sampling",
-                "bogus",
-            ),
-            "sampling",
-        ),
-        (
-            (
-                "--noise-multiplier",
-                "1",
-                "--sampling-rate",
-                "0.1",
-                "--delta",
-                "1e-5",
-                "--target-epsilon",
-                "inf",
-            ),
-            "target",
-        ),
-        (
-            (
-                "--noise-multiplier",
-                "1",
-                "--sampling-rate",
-                "0.1",
-                "--delta",
-                "1e-5",
-                "--target-epsilon",
-                "3",
-                "--max-epsilon",
-                "3",
-            ),
+            "--noise-multiplier 1 --sampling-rate 0.1 --delta 1e-5 --target-epsilon 3 --max-epsilon 3",
             "--max-epsilon",
         ),
     ],
 )
-def test_bad_input(gdpcli, args: tuple, message: str) -> None:
-    outcome = gdpcli("sgd", *args, "-f", "json")
+def test_bad_input(gdpcli, args: str, message: str) -> None:
+    outcome = gdpcli("sgd", *args.split(), "-f", "json")
     assert outcome.code == 2, outcome.stderr
     assert outcome.stdout == "" and outcome.stderr.count("\n") == 1
     assert message in outcome.stderr
