@@ -11,6 +11,7 @@ import numpy as np
 
 from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER, Accountant, Figures
 from gdpcli.core import gdp
+from gdpcli.defaults import EPSILON_SCALE
 from gdpcli.errors import ComputationError
 from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
@@ -153,29 +154,44 @@ class NumericalPLD:
         return self._figures(bounds, "beta", relative=False)
 
     def _figures(self, bounds: Bounds, name: str, *, relative: bool) -> list[Figures]:
-        """Upper and lower bound figures; where the refinement stopped at its budget (Bounds.reached) both
-        carry a note with the width they reached."""
+        """Upper and lower bound figures (their difference is the width reached); where the refinement
+        stopped at its budget (Bounds.reached) both carry a note saying so, with the width and the rule."""
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
         if not bounds.reached:
-            width = _width(upper, lower, relative)
+            width = _width(upper, lower, relative) or "no finite width"
+            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE)
             note = (
                 f"pld: the {name} bounds stopped at the time/size budget with {width} "
-                f"(asked {self.accuracy:g}); they are rigorous, only wider"
+                f"(--accuracy {self.accuracy:g} asks {rule}); they are rigorous, only wider"
             )
         return [Figures(upper, UPPER, self.method, note=note), Figures(lower, LOWER, self.method, note=note)]
 
 
+_RULES = {
+    "epsilon": "upper - lower <= {accuracy:g} x (lower + {scale:g})",
+    "delta": "upper <= (1 + {accuracy:g}) lower + 1e-15",
+    "beta": "upper - lower <= {accuracy:g}",
+}
+"""The width each PLD figure is refined to (epsilon_bounds, delta_bounds, tradeoff_bounds in core.pld)."""
+
+
 def _width(upper: np.ndarray, lower: np.ndarray, relative: bool) -> str:
-    """The widest of the bounds [lower, upper], in words: relative where asked and the lower bound is
-    positive, else absolute."""
+    """The widest of the finite bounds [lower, upper], in words ("" if none is finite): relative where
+    asked and the lower bound is positive, else absolute."""
+    finite = np.isfinite(upper) & np.isfinite(lower)
+    upper, lower = upper[finite], lower[finite]
+    if not upper.size:
+        return ""
     if not relative:
         return f"absolute width up to {float(np.max(upper - lower)):.2g}"
     positive = lower > 0
     parts = []
     if np.any(positive):
         relative_width = (upper[positive] - lower[positive]) / lower[positive]
-        parts.append(f"relative width up to {float(np.max(relative_width)):.2g}")
+        parts.append(
+            f"width up to {float(np.max(upper - lower)):.2g}, relative {float(np.max(relative_width)):.2g}"
+        )
     if not np.all(positive):
         parts.append(f"upper bounds up to {float(np.max(upper[~positive])):.2g} where the lower bound is 0")
     return " and ".join(parts)

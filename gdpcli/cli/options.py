@@ -90,7 +90,9 @@ AccuracyOption = Annotated[
     float,
     typer.Option(
         "--accuracy",
-        help="Numerical accountant: target ratio upper/lower - 1 of its rigorous bounds.",
+        help="Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower "
+        "<= accuracy x (lower + 0.1), i.e. relative for large epsilon, absolute accuracy/10 near 0; delta: "
+        "upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.",
     ),
 ]
 PlotOption = Annotated[

@@ -31,9 +31,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gdpcli import progress
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
-from gdpcli.defaults import DEFAULT_ACCURACY
+from gdpcli.defaults import DEFAULT_ACCURACY, EPSILON_SCALE
 from gdpcli.errors import ComputationError, InputError
 
 ProfileFn = Callable[[np.ndarray], np.ndarray]
@@ -813,6 +814,9 @@ def _refine(
         seconds = time.monotonic() - composing
         known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval)))
         gap, allowed = _worst_gap(known, measured, accuracy, absolute)
+        progress.report(
+            f"PLD accountant: {composed.points():,}-point grid, bounds {gap:.2g} apart (asked {allowed:.2g})"
+        )
         if gap <= allowed:
             return known
         stalls = stalls + 1 if gap > best_gap * (2.0 / 3.0) else 0
@@ -899,8 +903,9 @@ def epsilon_bounds(
     the composition (Composed.round_off_at, non-increasing in eps) on its safe side: from x0, the eps
     at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) stays below the truth (_LOWER_PASSES of
     them give the lower bound), and the upper bound is the eps at delta - g(lower). Refined until
-    upper <= (1 + accuracy) lower (or the two differ by less
-    than 1e-6 accuracy) at every delta. Deltas far below the plain FFT's round-off are answered by
+    upper - lower <= accuracy (lower + EPSILON_SCALE) at every delta: relative accuracy for large
+    epsilons, absolute accuracy x EPSILON_SCALE for small ones (no one quotes an epsilon of 0.06 to
+    1e-4). Deltas far below the plain FFT's round-off are answered by
     a tilted composition (TailTarget). Bounds are rounded outward by 1e-12 relative.
     """
     delta = np.asarray(delta, dtype=float)
@@ -930,7 +935,7 @@ def epsilon_bounds(
         return Measurement(upper, lower, settled=np.isinf(lower))  # both inf: exact, nothing to refine
 
     interval = initial_interval(components, accuracy)
-    bounds = _refine(components, measure, accuracy, 1e-6 * accuracy, max_points, interval, target)
+    bounds = _refine(components, measure, accuracy, EPSILON_SCALE * accuracy, max_points, interval, target)
     return _shaped(bounds, delta.shape)
 
 

@@ -365,3 +365,19 @@ def test_infinite_upper_bound_proven_by_the_lower_is_not_called_vacuous(gdpcli) 
     lower = next(r for r in result if r["guarantee"] == "lower_bound")
     assert infinite(upper, "epsilon") and infinite(lower, "epsilon")
     assert "no finite epsilon exists" in upper["reason"] and "may be finite" not in upper["reason"]
+
+
+def test_small_epsilon_is_refined_to_an_absolute_width(gdpcli) -> None:
+    """--accuracy's rule for epsilon: upper - lower <= accuracy x (lower + 0.1). Four Gaussians of sigma 100
+    are exactly 0.02-GDP; its epsilon at delta 1e-5 (about 0.0587) is bisected in mpmath and bracketed."""
+    args = ("compose", "gaussian:sigma=100x4", "--delta", "1e-5", "--method", "pld", "-f", "json")
+    bounds = by_guarantee(rows(gdpcli(*args)))
+    with mp.workdps(40):
+        low, high = mp.mpf(0), mp.mpf(1)  # delta(eps) falls from delta(0) > 1e-5 to delta(1) < 1e-5
+        for _ in range(120):
+            middle = (low + high) / 2
+            low, high = (
+                (middle, high) if _gdp_delta(middle, mp.mpf("0.02")) > mp.mpf("1e-5") else (low, middle)
+            )
+    assert bounds["lower_bound"] <= low <= high <= bounds["upper_bound"]
+    assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * (bounds["lower_bound"] + 0.1)
