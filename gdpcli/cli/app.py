@@ -79,7 +79,8 @@ def run(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         output.require_stdout()
-        result = command.main(args=argv, prog_name="gdpcli", standalone_mode=False)
+        with output.progress_shown():
+            result = command.main(args=argv, prog_name="gdpcli", standalone_mode=False)
     except OutputClosed:
         return ExitCode.COMPUTATION
     except GdpcliError as error:

@@ -22,10 +22,13 @@ import json
 import math
 import os
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from gdpcli import __version__
+from gdpcli import __version__, progress
 from gdpcli.errors import ComputationError, OutputClosed, OutputError
 from gdpcli.guarantees import Guarantee
 
@@ -399,9 +402,57 @@ def _write(shown: Result, fmt: str, stdout: TextIO) -> None:
     stdout.flush()
 
 
+_PROGRESS_DELAY = 2.0  # seconds of work before a progress indicator appears
+
+
+class _Spinner:
+    """A transient rich status line on stderr with the latest progress report, started by a timer."""
+
+    def __init__(self, stderr: TextIO, delay: float) -> None:
+        from rich.console import Console
+
+        self.status = Console(file=stderr).status("computing")
+        self.timer = threading.Timer(delay, self.status.start)
+        self.timer.daemon = True
+
+    def update(self, message: str) -> None:
+        self.status.update(message)
+
+    def stop(self) -> None:
+        self.timer.cancel()
+        self.status.stop()
+
+
+_spinners: list[_Spinner] = []
+
+
+@contextmanager
+def progress_shown(delay: float = _PROGRESS_DELAY) -> Iterator[None]:
+    """Inside the block, work that runs longer than `delay` seconds shows a progress indicator on stderr
+    with the numerics' latest gdpcli.progress report; only when stderr is a terminal (nothing in a pipe,
+    a file or CI logs). It is gone before the result is written (emit)."""
+    if sys.stderr is None or not sys.stderr.isatty():
+        yield
+        return
+    spinner = _Spinner(sys.stderr, delay)
+    _spinners.append(spinner)
+    spinner.timer.start()
+    try:
+        with progress.listening(spinner.update):
+            yield
+    finally:
+        _stop_progress()
+
+
+def _stop_progress() -> None:
+    while _spinners:
+        _spinners.pop().stop()
+
+
 def emit(result: Result, fmt: str | None) -> None:
     """Write the result to stdout in the requested (or default) format; OutputClosed when the reader has
     gone (a broken pipe), OutputError when stdout is closed or cannot be written."""
+    _stop_progress()
     stdout = require_stdout()
     fmt = resolve_format(fmt)
     shown = prepare(result)

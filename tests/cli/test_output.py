@@ -14,12 +14,14 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from gdpcli import progress
 from gdpcli.cli import output
 from gdpcli.errors import ComputationError
 from tests.conftest import infinite
@@ -383,3 +385,42 @@ def test_stacked_layout_keeps_every_row(gdpcli, monkeypatch: pytest.MonkeyPatch)
         gdpcli, monkeypatch, 60, ("calibrate", "gaussian", "--epsilon", "0.5,1,2,4", "--delta", "1e-5")
     )
     assert [int(n) for n in re.findall(r"row (\d+)", text)] == list(range(1, 9))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Progress on long work (issue 13 item 4)
+# ---------------------------------------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _shown(stderr: io.StringIO, monkeypatch: pytest.MonkeyPatch, reports: int) -> str:
+    """What progress_shown writes to `stderr` while up to `reports` reports are made inside it, 0.1 s
+    apart (stopping at the first that shows)."""
+    monkeypatch.setattr(sys, "stderr", stderr)
+    with output.progress_shown(delay=0.0):
+        for _ in range(reports):
+            progress.report("PLD accountant: a long refinement")
+            if "a long refinement" in stderr.getvalue():
+                break
+            time.sleep(0.1)
+    return stderr.getvalue()
+
+
+def test_progress_is_shown_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "PLD accountant: a long refinement" in _shown(_Terminal(), monkeypatch, reports=100)
+
+
+def test_progress_is_silent_in_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _shown(io.StringIO(), monkeypatch, reports=3) == ""
+
+
+def test_long_refinement_reports_its_grid(gdpcli) -> None:
+    """The PLD refinement reports each grid (what a terminal shows after 2 s of work)."""
+    reports: list[str] = []
+    with progress.listening(reports.append):
+        assert gdpcli("compose", "gaussian:sigma=2x10", "--epsilon", "1", "--method", "pld").code == 0
+    assert reports and all(r.startswith("PLD accountant: ") and "-point grid" in r for r in reports)
