@@ -555,7 +555,9 @@ class Sampled:
         if self.scheme is Sampling.FIXED:
             return DominatingPair(subsample.fixed_size_profile(profile, p))
         return DominatingPair(
-            subsample.poisson_remove_profile(profile, p), subsample.poisson_add_profile(profile, p)
+            subsample.poisson_remove_profile(profile, p),
+            subsample.poisson_add_profile(profile, p),
+            kink=math.log1p(-p) if p < 1.0 else None,
         )
 
     def clt_functionals(self) -> Functionals:

@@ -23,6 +23,7 @@ round-off, whose size is estimated and checked against the answer (ComputationEr
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -65,11 +66,16 @@ class DominatingPair:
     add: the other direction, the profile of (Q, P); None means symmetric (the same as remove).
     loss_range: optional [lo, hi] outside which the P-mass of the privacy loss is negligible; without
         it the range is found from the profiles (see loss_range).
+    kink: optional loss at which the remove profile has a kink that carries much of the mass (a
+        Poisson-subsampled mechanism's smallest loss log(1 - p); the add direction's is its negative):
+        the grid is aligned to it (_aligned), so that the optimistic discretization does not move that
+        near-atom down by up to a grid interval in every step.
     """
 
     remove: ProfileFn
     add: ProfileFn | None = None
     loss_range: tuple[float, float] | None = None
+    kink: float | None = None
 
     def directions(self) -> list[tuple[ProfileFn, ProfileFn]]:
         """(profile, reverse profile) for each distinct direction: one if symmetric, else two."""
@@ -243,45 +249,65 @@ def _evaluate(profile: ProfileFn, losses: np.ndarray) -> np.ndarray:
     return np.clip(values, 0.0, 1.0)
 
 
-def _tangent_lines(profile: ProfileFn, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per grid piece [x_k, x_{k+1}] a line (through (x_m, y_m) with slope s) below the convex profile.
+def _tangent_lines(
+    profile: ProfileFn, points: np.ndarray, width: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """At each loss m of `points` a line (through (x_m, y_m) with slope s) below the convex profile f
+    everywhere, and f(x_m).
 
-    At the piece's midpoint m (loss eps_k + D/2) and at a < m < b (losses m -+ D/16) the secants
-    s1 = secant(a, m) and s2 = secant(m, b) bracket the tangent slope. The line through (m, f(m) - e)
-    with slope s = (s1 (b - m) + s2 (m - a)) / (b - a) and e = (s2 - s1)(m - a)(b - m) / (b - a) is
-    below f everywhere: on [m, b] it is below the extension of secant(a, m), on [a, m] below that of
-    secant(m, b), and outside [a, b] below both. It is nearly the tangent at m (e ~ f'' (D/16)^2 / 2).
+    With a < m < b the losses m -+ width, the secants s1 = secant(a, m) and s2 = secant(m, b) bracket the
+    tangent slope. The line through (m, f(m) - e) with slope s = (s1 (b - m) + s2 (m - a)) / (b - a) and
+    e = (s2 - s1)(m - a)(b - m) / (b - a) is below f everywhere: on [m, b] it is below the extension of
+    secant(a, m), on [a, m] below that of secant(m, b), and outside [a, b] below both. It is nearly the
+    tangent at m (e ~ f'' width^2 / 2), or at a kink of f within [a, b] a line through it.
     """
-    interval = losses[1] - losses[0]
-    middle = losses[:-1] + 0.5 * interval
-    x_a, x_m, x_b = (np.exp(middle + shift * interval) for shift in (-1 / 16, 0.0, 1 / 16))
+    x_a, x_m, x_b = (np.exp(points + shift * width) for shift in (-1.0, 0.0, 1.0))
     f_a, f_m, f_b = (_evaluate(profile, np.log(x)) for x in (x_a, x_m, x_b))
     s1, s2 = (f_m - f_a) / (x_m - x_a), (f_b - f_m) / (x_b - x_m)
     slope = (s1 * (x_b - x_m) + s2 * (x_m - x_a)) / (x_b - x_a)
     drop = np.abs(s2 - s1) * (x_m - x_a) * (x_b - x_m) / (x_b - x_a)
-    return x_m, f_m - drop, slope
+    return x_m, f_m - drop, slope, f_m
 
 
 def _optimistic_values(profile: ProfileFn, losses: np.ndarray, atom: float) -> np.ndarray:
     """Grid values whose interpolant lies below the convex profile f (a near-tangent construction).
 
-    With l_k the line of piece k from _tangent_lines (below f) and l_{-1}(x) = 1 - x (below every
-    profile), v_k = min(l_{k-1}(x_k), l_k(x_k)) puts each chord below its piece's line, hence below f;
-    the interpolant starts at (0, 1). The last value is at most the atom c (a lower bound on lim f, the
-    constant right of the grid); where some v_j < c the values from j - 1 on are set to c (a chord to a
-    lower end point stays below the line; the constant c is below f). The values err by about
-    f'' D^2 / 8 at grid points, like connect the dots between them, and keep P- and Q-mass near 1.
+    With l_k a line below f chosen for piece k and l_{-1}(x) = 1 - x (below every profile),
+    v_k = min(l_{k-1}(x_k), l_k(x_k)) puts each chord below its piece's line, hence below f; the
+    interpolant starts at (0, 1). Each piece takes, of three lines below f (_tangent_lines at its
+    midpoint, bracket D/16, and at its two ends, bracket D/256), the one whose worse end is relatively
+    closest to f: the midpoint's for a smooth piece (error f'' D^2 / 8 at both ends, like connect the
+    dots), an end's where f has a kink inside the piece (the near-atom of a subsampled mechanism's loss
+    at log(1 - q)), which a midpoint tangent would extrapolate far below f, even below its limit. The
+    last value is at most the atom c (a lower bound on lim f, the constant right of the grid); where
+    some v_j < c the values from j - 1 on are set to c (a chord to a lower end point stays below the
+    line; the constant c is below f).
     """
     x = np.exp(losses)
-    x_m, y_m, slope = _tangent_lines(profile, losses)
-    start = y_m + slope * (x[:-1] - x_m)
-    end = y_m + slope * (x[1:] - x_m)
+    interval = losses[1] - losses[0]
+    middle = _tangent_lines(profile, losses[:-1] + 0.5 * interval, interval / 16)
+    x_g, y_g, s_g, f = _tangent_lines(profile, losses, interval / 256)
+    lines = [middle[:3], (x_g[:-1], y_g[:-1], s_g[:-1]), (x_g[1:], y_g[1:], s_g[1:])]
+    ends = [(y + s * (x[:-1] - x_m), y + s * (x[1:] - x_m)) for x_m, y, s in lines]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = [
+            np.minimum(_closeness(start, f[:-1], atom), _closeness(end, f[1:], atom)) for start, end in ends
+        ]
+    best = np.argmax(scores, axis=0)
+    start = np.choose(best, [start for start, _ in ends])
+    end = np.choose(best, [end for _, end in ends])
     values = np.minimum(np.concatenate((start, [np.inf])), np.concatenate(([1.0 - x[0]], end)))
     values[-1] = min(values[-1], atom)
     below = np.flatnonzero(values < atom)
     if below.size:
         values[max(below[0] - 1, 0) :] = atom
     return values
+
+
+def _closeness(line: np.ndarray, profile: np.ndarray, atom: float) -> np.ndarray:
+    """log((line - atom) / (profile - atom)): 0 where the line meets f, -inf where it is at or below the
+    atom (where f is at the atom: 0, as no line below f does better there)."""
+    return np.where(profile > atom, np.log(np.maximum(line - atom, 0.0) / (profile - atom)), 0.0)
 
 
 def _lower_hull_masses(values: np.ndarray, x: np.ndarray, at_zero: float) -> np.ndarray:
@@ -803,6 +829,7 @@ def _refine(
     deadline = time.monotonic() + _TIME_BUDGET if deadline is None else deadline
     while True:
         composing = time.monotonic()
+        interval = _aligned(interval, components)
         try:
             composed = compose_all(components, interval, max_points, target)
         except GridTooLarge:
@@ -831,6 +858,17 @@ def _refine(
         if composed.points() / shrink > max_points or time.monotonic() + 1.2 * seconds / shrink > deadline:
             return replace(known, reached=False)
         interval *= shrink
+
+
+def _aligned(interval: float, components: Components) -> float:
+    """The interval, made a little finer where needed so that the kink of the most repeated component
+    that has one (DominatingPair.kink) is a grid point: |kink| / ceil(|kink| / interval). Unchanged when
+    the interval is wider than |kink| (aligning would refine the grid further than asked)."""
+    kinked = [(count, abs(pair.kink)) for pair, count in components if pair.kink]
+    if not kinked:
+        return interval
+    _, kink = max(kinked)
+    return interval if interval >= kink else kink / math.ceil(kink / interval)
 
 
 def _tightest(known: Bounds | None, new: Bounds) -> Bounds:

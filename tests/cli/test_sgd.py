@@ -427,3 +427,21 @@ def test_target_beyond_the_search_is_an_input_error(gdpcli) -> None:
     outcome = gdpcli(*RUN, "--method", "rdp", "--target-epsilon", "1e308")
     assert outcome.code == 2
     assert "allows more than 1e+12 steps" in outcome.stderr and outcome.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_small_rate_small_noise_has_a_real_lower_bound(gdpcli) -> None:
+    """q = 1e-5, sigma = 0.3, T = 100: the lower bound was 0 (the optimistic PLD collapsed at the kink
+    of the loss at log(1 - q)); now the interval overlaps prv-accountant's [1.34539, 1.34758]."""
+    from prv_accountant import PRVAccountant
+    from prv_accountant import privacy_random_variables as prv
+
+    run = ("sgd", "--sampling-rate", "1e-5", "--noise-multiplier", "0.3", "--steps", "100", "--delta", "1e-5")
+    bounds = {row["guarantee"]: row["epsilon"] for row in rows_of(gdpcli(*run, "-f", "json"))}
+    mechanism = prv.PoissonSubsampledGaussianMechanism(noise_multiplier=0.3, sampling_probability=1e-5)
+    accountant = PRVAccountant(
+        prvs=[mechanism], max_self_compositions=[100], eps_error=1e-3, delta_error=1e-9
+    )
+    prv_lower, _, prv_upper = accountant.compute_epsilon(delta=1e-5, num_self_compositions=[100])
+    assert bounds["lower_bound"] <= prv_upper and prv_lower <= bounds["upper_bound"]
+    assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * (bounds["lower_bound"] + 0.1)
