@@ -50,7 +50,8 @@ _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
 _TIME_BUDGET = 6.0  # seconds of refinement after which the tightest bounds found are returned (_refine)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
-_COARSENINGS = 3  # how often a first grid over the cap is retried 4 times coarser (_refine)
+_COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
+_FIRST_MAX_POINTS = 2**20  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
@@ -816,8 +817,10 @@ def _refine(
     margin (and at least halves); before composing on it its size and time are predicted from the last
     one (both grow like 1 / interval): when the size would pass max_points or the time would pass the
     deadline (time.monotonic(); by default _TIME_BUDGET seconds from the start), the bounds found are
-    returned with reached=False (the first grid always runs: where it would pass the cap a grid
-    _COARSENINGS times 4 coarser is tried). Starts at `interval`. If finer grids stop closing the gap
+    returned with reached=False (the first grid always runs: where it would pass the cap, or
+    _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the time left allows
+    less than the aimed interval, the next grid is the finest that fits (if at least twice as fine).
+    Starts at `interval`. If finer grids stop closing the gap
     (three refinements in a row, each at least halving the interval, without shrinking the worst gap by
     a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
     grid cannot remove), the bounds found are returned: rigorous, just wider than asked.
@@ -827,13 +830,16 @@ def _refine(
     best_gap = np.inf
     stalls = coarsenings = 0
     deadline = time.monotonic() + _TIME_BUDGET if deadline is None else deadline
+    interval = _aligned(interval, components, 0.5 * interval)
     while True:
         composing = time.monotonic()
-        interval = _aligned(interval, components)
+        cap = max_points if known is not None else min(max_points, _FIRST_MAX_POINTS)
         try:
-            composed = compose_all(components, interval, max_points, target)
+            composed = compose_all(components, interval, cap, target)
         except GridTooLarge:
-            if known is not None or coarsenings >= _COARSENINGS:
+            if known is not None:  # the size prediction fell short: the bounds found stand
+                return replace(known, reached=False)
+            if coarsenings >= _COARSENINGS:
                 raise
             coarsenings, interval = coarsenings + 1, 4.0 * interval
             continue
@@ -850,25 +856,29 @@ def _refine(
         best_gap = min(best_gap, gap)
         if stalls >= 3:
             return known
-        shrink = (
+        wanted = (
             0.25
             if not np.isfinite(gap) or allowed <= 0
             else min(0.5, max(0.125, 0.9 * np.sqrt(allowed / gap)))
         )
-        if composed.points() / shrink > max_points or time.monotonic() + 1.2 * seconds / shrink > deadline:
+        remaining = max(deadline - time.monotonic(), 1e-9)
+        affordable = 1.2 * max(composed.points() / max_points, seconds / remaining)  # smallest shrink
+        if affordable > 0.5:  # not even a grid twice as fine fits
             return replace(known, reached=False)
-        interval *= shrink
+        interval = _aligned(interval * max(wanted, affordable), components, interval * affordable)
 
 
-def _aligned(interval: float, components: Components) -> float:
+def _aligned(interval: float, components: Components, finest: float) -> float:
     """The interval, made a little finer where needed so that the kink of the most repeated component
     that has one (DominatingPair.kink) is a grid point: |kink| / ceil(|kink| / interval). Unchanged when
-    the interval is wider than |kink| (aligning would refine the grid further than asked)."""
+    the interval is wider than |kink| (aligning would refine the grid further than asked) or when the
+    aligned one would be finer than `finest` (what the size and time budgets allow)."""
     kinked = [(count, abs(pair.kink)) for pair, count in components if pair.kink]
     if not kinked:
         return interval
     _, kink = max(kinked)
-    return interval if interval >= kink else kink / math.ceil(kink / interval)
+    aligned = kink / math.ceil(kink / interval)
+    return interval if interval >= kink or aligned < finest else aligned
 
 
 def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
