@@ -1,0 +1,154 @@
+"""Issue 13's sweep: `gdpcli sgd` (default options) against dp-accounting's PLD accountant on the grid
+q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5, 20} x T in {1, 1e2, 1e4,
+1e6, 1e7} at delta 1e-5 (and the q = 1e-3 rows at 1e-10), each tool as a whole process, taking turns.
+
+    PYTHONPATH=. python benchmarks/bench_sweep.py [--quick] > sweep.md   # the full grid takes ~30 min
+
+For each setting: gdpcli's certified [lower, upper], wall time and peak memory (ru_maxrss of the child);
+dp-accounting's [optimistic, pessimistic] at value_discretization_interval 1e-4 (connect-the-dots for the
+pessimistic one, privacy buckets for the optimistic one), the time and peak memory of one process running
+both. Rows are printed as measured (progress), then the whole table again sorted by the time ratio, worst
+first, with a verdict per row: `ok` when gdpcli is no slower, no wider than dp-accounting's gap and under
+1 GB; otherwise what fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+RATES = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0)
+SIGMAS = (0.3, 0.5, 0.8, 1.1, 2.0, 5.0, 20.0)
+STEPS = (1, 100, 10_000, 1_000_000, 10_000_000)
+TIMEOUT = 300.0
+
+DP_ACCOUNTING = """
+import json, sys
+from dp_accounting.pld import privacy_loss_distribution as plds
+rate, sigma, steps, delta = json.loads(sys.argv[1])
+values = []
+for pessimistic in (False, True):
+    pld = plds.from_gaussian_mechanism(sigma, sampling_prob=rate, value_discretization_interval=1e-4,
+                                       pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+    values.append(pld.self_compose(steps).get_epsilon_for_delta(delta))
+print(json.dumps(values))
+"""
+
+
+@dataclass
+class Run:
+    """One process: its bounds (lower, upper), wall seconds, peak memory in MB, and a failure, if any."""
+
+    lower: float = float("nan")
+    upper: float = float("nan")
+    seconds: float = float("nan")
+    megabytes: float = float("nan")
+    failure: str = ""
+    budget: bool = False
+
+
+def gdpcli(rate: float, sigma: float, steps: int, delta: float) -> Run:
+    args = ["--sampling-rate", repr(rate), "--noise-multiplier", repr(sigma), "--steps", str(steps)]
+    command = [sys.executable, "-m", "gdpcli", "sgd", *args, "--delta", repr(delta), "-f", "json"]
+    stdout, stderr, code, seconds, peak = _timed(command)
+    if code:
+        return Run(seconds=seconds, megabytes=peak, failure=f"exit {code}: {stderr.strip()[:70]}")
+    result = json.loads(stdout)
+    bounds = {row["guarantee"]: row["epsilon"] for row in result["rows"]}
+    upper = bounds.get("upper_bound", bounds.get("exact"))
+    lower = bounds.get("lower_bound", bounds.get("exact"))
+    budget = any("budget" in note for note in result.get("notes", []))
+    return Run(_float(lower), _float(upper), seconds, peak, budget=budget)
+
+
+def dp_accounting(rate: float, sigma: float, steps: int, delta: float) -> Run:
+    command = [sys.executable, "-c", DP_ACCOUNTING, json.dumps([rate, sigma, steps, delta])]
+    stdout, stderr, code, seconds, peak = _timed(command)
+    if code:
+        return Run(seconds=seconds, megabytes=peak, failure=f"exit {code}: ...{stderr.strip()[-60:]}")
+    optimistic, pessimistic = json.loads(stdout)
+    return Run(optimistic, pessimistic, seconds, peak)
+
+
+def _float(value: float | None) -> float:
+    return float("inf") if value is None else float(value)
+
+
+def _timed(command: list[str]) -> tuple[str, str, int, float, float]:
+    """A child's stdout, stderr, exit code, wall seconds and peak resident MB (GNU time's %M)."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, timeout=TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        return "", f"timeout after {TIMEOUT:g} s", -9, time.perf_counter() - start, float("nan")
+    seconds = time.perf_counter() - start
+    *lines, peak = done.stderr.strip().splitlines() or ["nan"]
+    message = " ".join(line for line in lines if not line.startswith("Command exited")).replace("|", "/")
+    return done.stdout, message, done.returncode, seconds, float(peak.split()[-1]) / 1024
+
+
+def verdict(ours: Run, theirs: Run) -> str:
+    problems = []
+    if ours.failure:
+        return "both fail" if theirs.failure else "gdpcli fails"
+    if not theirs.failure:
+        if ours.seconds > theirs.seconds:
+            problems.append("slower")
+        if ours.upper - ours.lower > theirs.upper - theirs.lower + 1e-9:  # (outward rounding: 1e-12)
+            problems.append("wider")
+    if ours.megabytes > 1024:
+        problems.append("over 1 GB")
+    return ", ".join(problems) or "ok"
+
+
+def row(setting: tuple[float, float, int, float], ours: Run, theirs: Run) -> str:
+    rate, sigma, steps, delta = setting
+
+    def interval(run: Run) -> str:
+        if run.failure:
+            return run.failure
+        return f"[{run.lower:.5g}, {run.upper:.5g}] ({run.upper - run.lower:.2g})"
+
+    ratio = ours.seconds / theirs.seconds
+    return (
+        f"| {rate:g}, {sigma:g}, {steps:.0e}, {delta:g} | {interval(ours)}{' budget' * ours.budget} | "
+        f"{ours.seconds:.2f} s, {ours.megabytes:.0f} MB | {interval(theirs)} | "
+        f"{theirs.seconds:.2f} s, {theirs.megabytes:.0f} MB | {ratio:.2f} | {verdict(ours, theirs)} |"
+    )
+
+
+HEADER = (
+    "| q, sigma, T, delta | gdpcli [lower, upper] (width) | gdpcli time, peak | "
+    "dp-accounting [opt, pess] (gap) | dp-accounting time, peak | time ratio | verdict |\n"
+    "|---|---|---|---|---|---|---|"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="T in {1e2, 1e4} and sigma in {0.5, 1.1, 5}")
+    quick = parser.parse_args().quick
+    steps = (100, 10_000) if quick else STEPS
+    sigmas = (0.5, 1.1, 5.0) if quick else SIGMAS
+    settings = [(q, s, t, 1e-5) for q in RATES for s in sigmas for t in steps]
+    settings += [(1e-3, s, t, 1e-10) for s in sigmas for t in steps]
+    rows = []
+    print(HEADER, file=sys.stderr)
+    for setting in settings:
+        ours, theirs = gdpcli(*setting), dp_accounting(*setting)
+        line = row(setting, ours, theirs)
+        print(line, file=sys.stderr, flush=True)
+        rows.append((ours.seconds / theirs.seconds, line))
+    print(HEADER)
+    for _, line in sorted(rows, reverse=True):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
