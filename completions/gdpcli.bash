@@ -14,7 +14,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --sensitivity --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon -f --format --plot -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
@@ -30,7 +30,7 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --noise-multiplier --sensitivity --epochs --steps --delta --sampling --method --conversion --accuracy --target-epsilon --max-epsilon --plot -f --format' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon -f --format --plot' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
@@ -57,8 +57,8 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli sgd --sampling') echo 'poisson fixed' ;;
         'gdpcli sgd --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
-        'gdpcli sgd --plot') echo '@files' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
+        'gdpcli sgd --plot') echo '@files' ;;
         'gdpcli gdpt-identify -f'|'gdpcli gdpt-identify --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify --plot') echo '@files' ;;
         'gdpcli calibrate gaussian -f'|'gdpcli calibrate gaussian --format') echo 'table csv json' ;;

@@ -79,7 +79,6 @@ def gaussian(
     from gdpcli.accounting import calibration
     from gdpcli.cli import output
 
-    options.check_output(fmt, None)
     options.positive(sens, "--sens")
     if mu is not None:
         if epsilon is not None or delta is not None:
@@ -115,7 +114,6 @@ def laplace(
     from gdpcli.accounting import calibration
     from gdpcli.cli import output
 
-    options.check_output(fmt, None)
     options.positive(sens, "--sens")
     epsilons = _targets(epsilon, "--epsilon")
     if epsilons is None:
@@ -152,7 +150,6 @@ def family(
     from gdpcli.accounting import calibration
     from gdpcli.cli import output
 
-    options.check_output(fmt, None)
     formula = expr.parse(noise)
     rows = []
     for target_epsilon, target_delta in _epsilon_delta_pairs(epsilon, delta):
@@ -184,14 +181,10 @@ SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))
 
 
 @app.command(epilog=SGD_EPILOG)
+@options.grouped(run_options=options.run_options)
 def sgd(
-    dataset_size: options.DatasetSizeOption = None,
-    batch_size: options.BatchSizeOption = None,
-    sampling_rate: options.SamplingRateOption = None,
-    epochs: options.EpochsOption = None,
-    steps: options.StepsOption = None,
-    sampling: options.SamplingOption = "poisson",
-    sensitivity: options.SensitivityOption = None,
+    *,
+    run_options: options.RunOptions,
     epsilon: TargetEpsilonOption = None,
     delta: TargetDeltaOption = None,
     mu: TargetMuOption = None,
@@ -215,19 +208,17 @@ def sgd(
     from gdpcli.accounting import calibration, dpsgd
     from gdpcli.cli import output
 
-    options.check_output(fmt, None)
     options.positive(accuracy, "--accuracy")
-    options.positive(sensitivity, "--sensitivity")
     if not 1e-9 <= tolerance < 1:
         raise InputError(f"--tolerance: {tolerance!r} is out of range", "allowed: [1e-09, 1)")
     if mu is not None and (epsilon is not None or delta is not None):
         raise InputError("give either --mu or --epsilon with --delta", "not both")
     mus = _targets(mu, "--mu")
     pairs = _epsilon_delta_pairs(epsilon, delta) if mus is None else []
-    q, T, n_epochs = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
-    run = dpsgd.Run(q, T, 1.0, sampling, sensitivity)
+    q, T, n_epochs = run_options.schedule()
+    run = dpsgd.Run(q, T, 1.0, run_options.sampling, run_options.sensitivity)
     context = {
-        "sampling": sampling,
+        "sampling": run_options.sampling,
         "neighbouring": run.neighbouring,
         "sensitivity": run.step_sensitivity,
         "sampling_rate": q,
@@ -244,13 +235,7 @@ def sgd(
     figure = "mu" if mus else "epsilon"
     notes = [f"fed back to `gdpcli sgd --method {method}`, noise_multiplier gives {figure} <= the target"]
     inputs = options.echo_inputs(
-        dataset_size=dataset_size,
-        batch_size=batch_size,
-        sampling_rate=sampling_rate,
-        epochs=epochs,
-        steps=steps,
-        sampling=sampling,
-        sensitivity=sensitivity,
+        **run_options.echo(),
         epsilon=_targets(epsilon, "--epsilon"),
         delta=_targets(delta, "--delta"),
         mu=_targets(mu, "--mu"),

@@ -31,43 +31,39 @@ MethodOption = Annotated[
 ]
 
 
+@options.grouped(queries=options.query_options, budget=options.budget_options, output=options.output_options)
 def command(
     specs: Annotated[
         list[str], typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1.")
     ],
-    delta: options.DeltaOption = None,
-    epsilon: options.EpsilonOption = None,
-    alpha: options.AlphaOption = None,
+    *,
+    queries: options.Queries,
     to: options.ToOption = None,
     method: MethodOption = "auto",
     conversion: options.ConversionOption = "optimal",
     target_epsilon: options.TargetEpsilonOption = None,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
-    max_epsilon: options.MaxEpsilonOption = None,
-    max_delta: options.MaxDeltaOption = None,
-    fmt: options.FormatOption = None,
-    plot: options.PlotOption = None,
+    budget: options.BudgetChecks,
+    output: options.Output,
 ) -> None:
     """Compose mechanisms: exact where a closed form exists, rigorous bounds (PLD) otherwise."""
     from gdpcli import accounting
-    from gdpcli.cli import output, queries
     from gdpcli.cli import plot as plotting
+    from gdpcli.cli.output import Result, emit
+    from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.mechanisms import parse_spec
 
-    options.check_output(fmt, plot)
     options.positive(accuracy, "--accuracy")
     parsed = [parse_spec(text) for text in specs]
-    deltas = options.deltas(delta) if delta is not None else None
-    epsilons = options.epsilons(epsilon) if epsilon is not None else None
-    alphas = options.alphas(alpha) if alpha is not None else None
-    options.require_budget_query(max_epsilon, deltas, max_delta, epsilons)
+    deltas = queries.deltas
+    budget.require(queries)
     conversions = options.conversions(conversion)
     options.positive(target_epsilon, "--target-epsilon")
     if target_epsilon is not None and (not deltas or len(deltas) != 1):
         raise InputError("--target-epsilon needs exactly one --delta", "the budget is epsilon at that delta")
-    if not (deltas or epsilons or alphas or to):
+    if not (queries.asked or to):
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
-    if target_epsilon is not None and (max_epsilon is not None or max_delta is not None):
+    if target_epsilon is not None and budget.given:
         raise InputError(
             "--max-epsilon/--max-delta check the composition as given, --target-epsilon searches a budget",
             "run them as two commands",
@@ -75,35 +71,32 @@ def command(
     rows: list[dict] = []
     answers: list[accounting.Answer] = []
     notes: list[str] = []
-    if plot or (target_epsilon is None and (deltas or epsilons or alphas)):
+    if output.plot or (target_epsilon is None and queries.asked):
         accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
     if target_epsilon is not None:
         rows += accounting.step_budgets(
             parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
         )
-    elif deltas or epsilons or alphas:
+    elif queries.asked:
         notes += [f"skipped {note}" for note in skipped]
-        rows, answers = queries.answer(
-            accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=accounting.describe
-        )
-        notes += queries.notes_of(answers)
+        rows, answers = answer(accountants, queries, context=accounting.describe)
+        notes += notes_of(answers)
     if to == "mu":
-        rows += queries.mu_rows(accounting.mu_figures(parsed, method))
+        rows += mu_rows(accounting.mu_figures(parsed, method))
     inputs = options.echo_inputs(
         specs=specs,
-        delta=deltas,
-        epsilon=epsilons,
-        alpha=alphas,
+        **queries.echo(),
         to=to,
         method=method,
         conversion=conversion if method in ("rdp", "all") else None,
         target_epsilon=target_epsilon,
         accuracy=accuracy,
-        max_epsilon=max_epsilon,
-        max_delta=max_delta,
+        max_epsilon=budget.max_epsilon,
+        max_delta=budget.max_delta,
     )
     title = "gdpcli compose " + " ".join(specs)
-    if plot:
-        plotting.plot_accountants(plot, title, accountants, plotting.gdp_reference(parsed), epsilons)
-    output.emit(output.Result("compose", inputs, rows, title, notes), fmt)
-    accounting.check_budget(answers, max_epsilon=max_epsilon, max_delta=max_delta)
+    if output.plot:
+        references = plotting.gdp_reference(parsed)
+        plotting.plot_accountants(output.plot, title, accountants, references, queries.epsilons)
+    emit(Result("compose", inputs, rows, title, notes), output.fmt)
+    accounting.check_budget(answers, max_epsilon=budget.max_epsilon, max_delta=budget.max_delta)

@@ -24,11 +24,11 @@ Examples:
 """
 
 
+@options.grouped(queries=options.query_options, output=options.output_options)
 def command(
     spec: Annotated[str, typer.Argument(help="Mechanism spec, e.g. gdp:mu=1 or dp:eps=1,delta=1e-6.")],
-    delta: options.DeltaOption = None,
-    epsilon: options.EpsilonOption = None,
-    alpha: options.AlphaOption = None,
+    *,
+    queries: options.Queries,
     to: options.ToOption = None,
     group: Annotated[
         int | None, typer.Option("--group", help="Group privacy: the guarantee for groups of K individuals.")
@@ -42,61 +42,51 @@ def command(
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
-    fmt: options.FormatOption = None,
-    plot: options.PlotOption = None,
+    output: options.Output,
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
     from gdpcli import accounting
-    from gdpcli.cli import output, queries
     from gdpcli.cli import plot as plotting
+    from gdpcli.cli.output import Result, emit
+    from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.mechanisms import parse_spec
 
-    options.check_output(fmt, plot)
     conversions = options.conversions(conversion)
     if method in accounting.CONVERSIONS:
         method, conversions = "rdp", (method,)
     elif method == "all":
         conversions = accounting.CONVERSIONS
     parsed = parse_spec(spec)
-    deltas = options.deltas(delta) if delta is not None else None
-    epsilons = options.epsilons(epsilon) if epsilon is not None else None
-    alphas = options.alphas(alpha) if alpha is not None else None
     if group is not None and not 1 <= group <= 10**6:
         raise InputError(f"--group: {group} is out of range", "allowed: 1 <= K <= 1000000")
-    if not (deltas or epsilons or alphas or to):
+    if not (queries.asked or to):
         raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
     context = {"group": group} if group else {}
     rows: list[dict] = []
     notes: list[str] = []
-    if deltas or epsilons or alphas or plot:
+    if queries.asked or output.plot:
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
             accountants, _ = accounting.select([parsed], method, conversions=conversions)
-    if deltas or epsilons or alphas:
-        answered, answers = queries.answer(
-            accountants,
-            deltas=deltas,
-            epsilons=epsilons,
-            alphas=alphas,
-            context=lambda acc: {**context, **accounting.describe(acc)},
+    if queries.asked:
+        answered, answers = answer(
+            accountants, queries, context=lambda acc: {**context, **accounting.describe(acc)}
         )
         rows += answered
-        notes += queries.notes_of(answers)
+        notes += notes_of(answers)
     if to == "mu":
         if group:
             source = accounting.group_accountant(parsed, group)
             if not hasattr(source, "mu"):
                 raise ComputationError("group privacy of a non-GDP mechanism has no exact mu")
-            rows += queries.mu_rows(source.mu(), context)
+            rows += mu_rows(source.mu(), context)
         else:
-            rows += queries.mu_rows(accounting.mu_figures([parsed], method), context)
-    inputs = options.echo_inputs(
-        spec=spec, delta=deltas, epsilon=epsilons, alpha=alphas, to=to, group=group, method=method
-    )
+            rows += mu_rows(accounting.mu_figures([parsed], method), context)
+    inputs = options.echo_inputs(spec=spec, **queries.echo(), to=to, group=group, method=method)
     title = f"gdpcli convert {spec}"
-    if plot:
+    if output.plot:
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
-        plotting.plot_accountants(plot, label, accountants, references, epsilons)
-    output.emit(output.Result("convert", inputs, rows, title, notes), fmt)
+        plotting.plot_accountants(output.plot, label, accountants, references, queries.epsilons)
+    emit(Result("convert", inputs, rows, title, notes), output.fmt)

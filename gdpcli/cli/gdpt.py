@@ -73,21 +73,21 @@ RefineOption = Annotated[
 ]
 
 
+@options.grouped(output=options.output_options)
 def command(
     source: InputArgument,
+    *,
     precision: PrecisionOption = None,
     eps_head: EpsHeadOption = None,
     table: TableOption = False,
     refine: RefineOption = False,
-    fmt: options.FormatOption = None,
-    plot: options.PlotOption = None,
+    output: options.Output,
 ) -> None:
     """Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval."""
     from gdpcli.accounting import gdpt_input as profiles
-    from gdpcli.cli import output
     from gdpcli.cli import plot as plotting
+    from gdpcli.cli.output import Result, emit
 
-    options.check_output(fmt, plot)
     options.positive(eps_head, "--eps-head")
     if precision is not None and not 0 < precision <= 1:
         raise InputError(f"--precision: must be in (0, 1], got {precision!r}")
@@ -128,9 +128,9 @@ def command(
         input=source, precision=precision, eps_head=eps_head, table=table or None, refine=refine or None
     )
     title = f"gdpcli gdpt-identify {source}"
-    if plot:
-        plotting.plot_gdpt(plot, title, result)
-    output.emit(output.Result("gdpt-identify", inputs, rows, title, notes, ("mu_lower", "mu_upper")), fmt)
+    if output.plot:
+        plotting.plot_gdpt(output.plot, title, result)
+    emit(Result("gdpt-identify", inputs, rows, title, notes, ("mu_lower", "mu_upper")), output.fmt)
 
 
 def _summary(

@@ -6,8 +6,11 @@ exit code 2. Lists are `a,b,c`; ranges are `START:STOP:NUM` (inclusive, like num
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -234,29 +237,153 @@ def echo_inputs(**inputs: Any) -> dict[str, Any]:
     return {key: value for key, value in inputs.items() if value is not None}
 
 
-def require_budget_query(
-    max_epsilon: float | None,
-    deltas: list[float] | None,
-    max_delta: float | None,
-    epsilons: list[float] | None,
-) -> None:
-    """--max-epsilon checks epsilon at --delta; --max-delta checks delta at --epsilon."""
-    positive(max_epsilon, "--max-epsilon")
-    probability(max_delta, "--max-delta")
-    if max_epsilon is not None and not deltas:
-        raise InputError("--max-epsilon needs --delta", "the budget is checked on epsilon at that delta")
-    if max_delta is not None and not epsilons:
-        raise InputError("--max-delta needs --epsilon", "the budget is checked on delta at that epsilon")
-
-
 def conversions(value: str) -> tuple[str, ...]:
     """--conversion: one RDP conversion name, or all of them."""
     return vocabulary.CONVERSIONS if value == "all" else (str(value),)
 
 
-def check_output(fmt: str | None, plot: Path | None) -> None:
-    """-f/--format names a known format and the --plot target can be written: checked before computing."""
+# ---------------------------------------------------------------------------------------------------------
+# Option groups: options that several commands share, declared once. A group is a function whose
+# parameters are the options and whose value (parsed and checked) reaches the command as one argument.
+# ---------------------------------------------------------------------------------------------------------
+
+
+def grouped(**groups: Callable[..., Any]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the options of these groups: the command takes each group as a keyword-only argument
+    named after it; its options take that argument's place in the command's signature (and so in --help),
+    and the group's value is what the command receives."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        members = {name: inspect.signature(group, eval_str=True).parameters for name, group in groups.items()}
+        signature = inspect.signature(command, eval_str=True)
+        parameters = [
+            member.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in signature.parameters.values()
+            for member in (members[p.name].values() if p.name in groups else (p,))
+        ]
+
+        @functools.wraps(command)
+        def with_groups(**values: Any) -> None:
+            for name, group in groups.items():
+                values[name] = group(**{member: values.pop(member) for member in members[name]})
+            command(**values)
+
+        with_groups.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        with_groups.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_groups
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Queries:
+    """--delta, --epsilon, --alpha parsed: where epsilon, delta and the trade-off beta are reported."""
+
+    deltas: list[float] | None
+    epsilons: list[float] | None
+    alphas: list[float] | None
+
+    @property
+    def asked(self) -> bool:
+        """Whether any value was given."""
+        return bool(self.deltas or self.epsilons or self.alphas)
+
+    def echo(self) -> dict[str, Any]:
+        """The queries for the JSON inputs block."""
+        return {"delta": self.deltas, "epsilon": self.epsilons, "alpha": self.alphas}
+
+
+def query_options(
+    delta: DeltaOption = None, epsilon: EpsilonOption = None, alpha: AlphaOption = None
+) -> Queries:
+    """The query group (convert, compose, subsample)."""
+    return Queries(
+        deltas(delta) if delta is not None else None,
+        epsilons(epsilon) if epsilon is not None else None,
+        alphas(alpha) if alpha is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class BudgetChecks:
+    """--max-epsilon and --max-delta: exit 3 when the rigorous figure exceeds them."""
+
+    max_epsilon: float | None
+    max_delta: float | None
+
+    @property
+    def given(self) -> bool:
+        """Whether a check was asked for."""
+        return self.max_epsilon is not None or self.max_delta is not None
+
+    def require(self, queries: Queries) -> None:
+        """--max-epsilon checks epsilon at --delta; --max-delta checks delta at --epsilon."""
+        if self.max_epsilon is not None and not queries.deltas:
+            raise InputError("--max-epsilon needs --delta", "the budget is checked on epsilon at that delta")
+        if self.max_delta is not None and not queries.epsilons:
+            raise InputError("--max-delta needs --epsilon", "the budget is checked on delta at that epsilon")
+
+
+def budget_options(max_epsilon: MaxEpsilonOption = None, max_delta: MaxDeltaOption = None) -> BudgetChecks:
+    """The budget-check group (compose, subsample)."""
+    return BudgetChecks(positive(max_epsilon, "--max-epsilon"), probability(max_delta, "--max-delta"))
+
+
+@dataclass(frozen=True)
+class Output:
+    """-f/--format and --plot, checked before anything is computed."""
+
+    fmt: Format | None
+    plot: Path | None
+
+
+def output_options(fmt: FormatOption = None, plot: PlotOption = None) -> Output:
+    """The output group (every accounting command); the --plot target is checked to be writable."""
     if plot:
         from gdpcli.cli.plot import check_target
 
         check_target(plot)
+    return Output(fmt, plot)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options that describe a DP-SGD run's data, batches and steps (not its noise)."""
+
+    dataset_size: int | None
+    batch_size: int | None
+    sampling_rate: float | None
+    epochs: float | None
+    steps: int | None
+    sampling: Sampling
+    sensitivity: float | None
+
+    def sampling_rate_of(self) -> float:
+        """q from --sampling-rate or --batch-size / --dataset-size."""
+        from gdpcli.accounting import dpsgd
+
+        return dpsgd.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
+
+    def schedule(self) -> tuple[float, int, float]:
+        """(q, T, epochs) of the run (see dpsgd.schedule)."""
+        from gdpcli.accounting import dpsgd
+
+        return dpsgd.schedule(self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps)
+
+    def echo(self) -> dict[str, Any]:
+        """The run options for the JSON inputs block."""
+        return dict(vars(self))
+
+
+def run_options(
+    dataset_size: DatasetSizeOption = None,
+    batch_size: BatchSizeOption = None,
+    sampling_rate: SamplingRateOption = None,
+    epochs: EpochsOption = None,
+    steps: StepsOption = None,
+    sampling: SamplingOption = "poisson",  # type: ignore[assignment]
+    sensitivity: SensitivityOption = None,
+) -> RunOptions:
+    """The run group (sgd, calibrate sgd)."""
+    positive(sensitivity, "--sensitivity")
+    return RunOptions(dataset_size, batch_size, sampling_rate, epochs, steps, sampling, sensitivity)

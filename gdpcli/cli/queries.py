@@ -1,6 +1,6 @@
 """Rows for the questions every accounting command answers: --delta, --epsilon, --alpha, --to mu.
 
-convert and compose (and later subsample) share this, so one flag produces the same columns everywhere.
+convert, compose and subsample share this, so one flag produces the same columns everywhere.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from gdpcli.accounting import QUESTIONS, Answer, Figures, ask
+from gdpcli.cli.options import Queries
 from gdpcli.guarantees import Guarantee
 
 Row = dict[str, Any]
@@ -38,12 +39,7 @@ def figure_rows(
 
 
 def answer(
-    accountants: Sequence[Any],
-    *,
-    deltas: list[float] | None,
-    epsilons: list[float] | None,
-    alphas: list[float] | None,
-    context: Callable[[Any], Row] | None = None,
+    accountants: Sequence[Any], queries: Queries, context: Callable[[Any], Row] | None = None
 ) -> tuple[list[Row], list[Answer]]:
     """All rows for the requested queries, accountant by accountant (so --method all reads in blocks), and
     the labelled answers behind them (budget checks decide on those, never on rows)."""
@@ -51,7 +47,7 @@ def answer(
     answers: list[Answer] = []
     for accountant in accountants:
         extra = context(accountant) if context else None
-        asked = ask(accountant, deltas=deltas, epsilons=epsilons, alphas=alphas)
+        asked = ask(accountant, deltas=queries.deltas, epsilons=queries.epsilons, alphas=queries.alphas)
         rows += [
             row
             for a in asked

@@ -37,32 +37,25 @@ METHOD_HELP = (
 )
 
 
+@options.grouped(run_options=options.run_options, output=options.output_options)
 def command(
-    dataset_size: options.DatasetSizeOption = None,
-    batch_size: options.BatchSizeOption = None,
-    sampling_rate: options.SamplingRateOption = None,
+    *,
+    run_options: options.RunOptions,
     noise_multiplier: options.NoiseMultiplierOption = None,
-    sensitivity: options.SensitivityOption = None,
-    epochs: options.EpochsOption = None,
-    steps: options.StepsOption = None,
     delta: options.DeltaOption = None,
-    sampling: options.SamplingOption = "poisson",
     method: Annotated[options.Method, typer.Option("--method", help=METHOD_HELP)] = "auto",
     conversion: options.ConversionOption = "optimal",
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     target_epsilon: options.TargetEpsilonOption = None,
     max_epsilon: options.MaxEpsilonOption = None,
-    plot: options.PlotOption = None,
-    fmt: options.FormatOption = None,
+    output: options.Output,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
     from gdpcli.accounting import check_budget, dpsgd
-    from gdpcli.cli import output
+    from gdpcli.cli.output import Result, emit
 
-    options.check_output(fmt, plot)
     options.positive(accuracy, "--accuracy")
     options.positive(noise_multiplier, "--noise-multiplier")
-    options.positive(sensitivity, "--sensitivity")
     options.positive(target_epsilon, "--target-epsilon")
     options.positive(max_epsilon, "--max-epsilon")
     if delta is None:
@@ -75,16 +68,17 @@ def command(
             "--max-epsilon cannot be checked with --method clt",
             "the CLT is an approximation; use a rigorous method: auto, pld or rdp",
         )
-    budget_only = target_epsilon is not None and epochs is None and steps is None
+    budget_only = target_epsilon is not None and run_options.epochs is None and run_options.steps is None
     if budget_only and max_epsilon is not None:
         raise InputError("--max-epsilon checks a run", "give --epochs or --steps with it")
-    if budget_only and plot:
+    if budget_only and output.plot:
         raise InputError("--plot draws a run", "give --epochs or --steps with it")
     if budget_only:
-        q, total = dpsgd.sampling_rate_of(dataset_size, batch_size, sampling_rate), None
+        q, total = run_options.sampling_rate_of(), None
     else:
-        q, total, _ = dpsgd.schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
-    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling, sensitivity)
+        q, total, _ = run_options.schedule()
+    sampling = run_options.sampling
+    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling, run_options.sensitivity)
     notes = _skipped(run, method)
     answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
     rows = [_figure_row(run, answer) for answer in answers]
@@ -102,15 +96,9 @@ def command(
         rows += [_budget_row(budget, d, total) for d, budget in budgets]
         notes += _budget_notes([budget for _, budget in budgets], total)
     inputs = options.echo_inputs(
-        dataset_size=dataset_size,
-        batch_size=batch_size,
-        sampling_rate=q,
+        **run_options.echo() | {"sampling_rate": q, "steps": total},
         noise_multiplier=noise_multiplier,
-        sensitivity=sensitivity,
-        epochs=epochs,
-        steps=total,
         delta=deltas,
-        sampling=sampling,
         method=method,
         conversion=conversion if method in ("rdp", "all") else None,
         accuracy=accuracy,
@@ -121,10 +109,10 @@ def command(
         f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
     )
-    if plot:
-        _plot(plot, f"{title}, T = {run.steps}", run, accuracy)
+    if output.plot:
+        _plot(output.plot, f"{title}, T = {run.steps}", run, accuracy)
     quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
-    output.emit(output.Result("sgd", inputs, rows, title, notes, quoted), fmt)
+    emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 

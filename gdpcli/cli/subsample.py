@@ -53,21 +53,19 @@ def _check_finite(rows: list[dict[str, Any]]) -> None:
             )
 
 
+@options.grouped(queries=options.query_options, budget=options.budget_options, output=options.output_options)
 def command(
     spec: Annotated[
         str,
         typer.Argument(help="Mechanism spec without p=/sampling=, e.g. gdp:mu=1 or gaussian:sigma=1.1x100."),
     ],
+    *,
     rate: RateOption,
     sampling: options.SamplingOption = "poisson",
-    delta: options.DeltaOption = None,
-    epsilon: options.EpsilonOption = None,
-    alpha: options.AlphaOption = None,
+    queries: options.Queries,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
-    max_epsilon: options.MaxEpsilonOption = None,
-    max_delta: options.MaxDeltaOption = None,
-    fmt: options.FormatOption = None,
-    plot: options.PlotOption = None,
+    budget: options.BudgetChecks,
+    output: options.Output,
 ) -> None:
     """Amplification by subsampling: the privacy of a mechanism run on a random sample of the data.
 
@@ -77,23 +75,20 @@ def command(
 
     from gdpcli.accounting import check_budget, describe
     from gdpcli.accounting.subsampling import subsampling_accountants
-    from gdpcli.cli import output, queries
     from gdpcli.cli import plot as plotting
+    from gdpcli.cli.output import Result, emit
+    from gdpcli.cli.queries import answer, notes_of
     from gdpcli.events import Sampling
     from gdpcli.mechanisms import parse_spec
 
-    options.check_output(fmt, plot)
     options.positive(accuracy, "--accuracy")
     if not 0.0 < rate <= 1.0:
         raise InputError(f"--rate: {rate!r} is out of range", "allowed: (0, 1]")
     parsed = parse_spec(spec)
     if parsed.sampling_rate is not None:
         raise InputError(f"spec {spec!r} already has p=", "give the sampling rate with --rate only")
-    deltas = options.deltas(delta) if delta is not None else None
-    epsilons = options.epsilons(epsilon) if epsilon is not None else None
-    alphas = options.alphas(alpha) if alpha is not None else None
-    options.require_budget_query(max_epsilon, deltas, max_delta, epsilons)
-    if not (deltas or epsilons or alphas):
+    budget.require(queries)
+    if not queries.asked:
         raise InputError("nothing to compute", "give --delta, --epsilon or --alpha")
     neighbouring = Sampling(sampling).neighbouring
     context = {
@@ -108,28 +103,24 @@ def command(
 
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # NaN is refused below
         accountants, notes = subsampling_accountants(parsed, rate, sampling, accuracy)
-        rows, answers = queries.answer(
-            accountants, deltas=deltas, epsilons=epsilons, alphas=alphas, context=columns
-        )
-    notes += queries.notes_of(answers)
+        rows, answers = answer(accountants, queries, context=columns)
+    notes += notes_of(answers)
     _check_finite(rows)
     title = (
         f"gdpcli subsample {spec} at rate {rate:g} ({sampling} sampling, {Sampling(sampling).neighbouring})"
     )
-    if plot:
+    if output.plot:
         references = plotting.subsampling_references(parsed, rate, sampling)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            plotting.plot_accountants(plot, title, accountants, references, epsilons)
+            plotting.plot_accountants(output.plot, title, accountants, references, queries.epsilons)
     inputs = options.echo_inputs(
         spec=spec,
         rate=rate,
         sampling=sampling,
-        delta=deltas,
-        epsilon=epsilons,
-        alpha=alphas,
+        **queries.echo(),
         accuracy=accuracy if parsed.times > 1 else None,
-        max_epsilon=max_epsilon,
-        max_delta=max_delta,
+        max_epsilon=budget.max_epsilon,
+        max_delta=budget.max_delta,
     )
-    output.emit(output.Result("subsample", inputs, rows, title, notes), fmt)
-    check_budget(answers, max_epsilon=max_epsilon, max_delta=max_delta)
+    emit(Result("subsample", inputs, rows, title, notes), output.fmt)
+    check_budget(answers, max_epsilon=budget.max_epsilon, max_delta=budget.max_delta)
