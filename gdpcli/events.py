@@ -59,6 +59,32 @@ class Neighbouring(str, Enum):
         return 1.0 if self is Neighbouring.ADD_REMOVE else 2.0
 
 
+@dataclass(frozen=True)
+class Interval:
+    """The values a spec key allows: low < value < high, each end closed when its flag says so."""
+
+    low: float
+    high: float = math.inf
+    low_closed: bool = False
+    high_closed: bool = False
+
+    def contains(self, value: float) -> bool:
+        above = value >= self.low if self.low_closed else value > self.low
+        below = value <= self.high if self.high_closed else value < self.high
+        return above and below
+
+    def describe(self, key: str) -> str:
+        """The rule in words, e.g. 'sigma > 0' or '0 <= delta < 1'."""
+        if self.high == math.inf:
+            return f"{key} {'>=' if self.low_closed else '>'} {_number(self.low)}"
+        low, high = ("<=" if self.low_closed else "<"), ("<=" if self.high_closed else "<")
+        return f"{_number(self.low)} {low} {key} {high} {_number(self.high)}"
+
+
+POSITIVE = Interval(0.0)
+NON_NEGATIVE = Interval(0.0, low_closed=True)
+
+
 class SpecValues:
     """The key=value pairs of one spec word (gdpcli.mechanisms), for a mechanism's `from_spec`: each check
     raises InputError (exit 2) naming the spec and the key."""
@@ -82,10 +108,17 @@ class SpecValues:
         """Every value of a key that may repeat (rdp's alpha and eps), in order."""
         return [value for k, value in self.pairs if k == key]
 
-    def require(self, key: str, value: float, ok: bool, allowed: str) -> float:
-        if not ok:
-            raise InputError(f"spec {self.spec!r}: {key}={value!r} is out of range", f"allowed: {allowed}")
+    def require(self, key: str, value: float, allowed: Interval) -> float:
+        if not allowed.contains(value):
+            raise InputError(
+                f"spec {self.spec!r}: {key}={value!r} is out of range", f"allowed: {allowed.describe(key)}"
+            )
         return value
+
+    def number(self, key: str, allowed: Interval, default: float | None = None) -> float:
+        """The key's value (or the default when it is optional and absent), checked against `allowed`."""
+        value = self.need(key) if default is None else self.get(key, default)
+        return self.require(key, value, allowed)
 
     def error(self, message: str, hint: str | None = None) -> InputError:
         return InputError(f"spec {self.spec!r}: {message}", hint)
@@ -224,8 +257,7 @@ class GDP(_GaussianLike):
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> GDP:
-        mu = values.need("mu")
-        return cls(values.require("mu", mu, mu > 0, "mu > 0"))
+        return cls(values.number("mu", POSITIVE))
 
     @property
     def gdp_mu(self) -> float:  # type: ignore[override]
@@ -247,9 +279,7 @@ class Gaussian(_GaussianLike):
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Gaussian:
-        sigma, sens = values.need("sigma"), values.get("sens", 1.0)
-        values.require("sens", sens, sens > 0, "sens > 0")
-        return cls(values.require("sigma", sigma, sigma > 0, "sigma > 0"), sens)
+        return cls(values.number("sigma", POSITIVE), values.number("sens", POSITIVE, 1.0))
 
     @property
     def gdp_mu(self) -> float:  # type: ignore[override]
@@ -278,11 +308,9 @@ class Laplace(Mechanism):
         if values.has("eps"):
             if values.has("sens"):
                 raise values.error("sens only goes with b (eps = sens / b)")
-            eps = values.need("eps")
-            return cls(values.require("eps", eps, eps > 0, "eps > 0"))
-        b, sens = values.need("b"), values.get("sens", 1.0)
-        values.require("sens", sens, sens > 0, "sens > 0")
-        return cls(sens / values.require("b", b, b > 0, "b > 0"))
+            return cls(values.number("eps", POSITIVE))
+        sens = values.number("sens", POSITIVE, 1.0)
+        return cls(sens / values.number("b", POSITIVE))
 
     @property
     def pure_epsilon(self) -> float:  # type: ignore[override]
@@ -333,9 +361,8 @@ class ApproxDP(Mechanism):
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> ApproxDP:
-        eps, delta = values.need("eps"), values.get("delta", 0.0)
-        values.require("eps", eps, eps >= 0, "eps >= 0")
-        values.require("delta", delta, 0 <= delta < 1, "0 <= delta < 1")
+        eps = values.number("eps", NON_NEGATIVE)
+        delta = values.number("delta", Interval(0.0, 1.0, low_closed=True), 0.0)
         if eps == 0 and delta == 0:
             raise values.error("eps=0 and delta=0 is perfect privacy; nothing to account")
         return cls(eps, delta)
@@ -412,8 +439,8 @@ class Renyi(Mechanism):
         if not orders or len(orders) != len(epsilons):
             raise values.error("rdp needs alpha=...,eps=... pairs", "e.g. rdp:alpha=8,eps=0.5")
         for order, eps in zip(orders, epsilons, strict=True):
-            values.require("alpha", order, order > 1, "alpha > 1")
-            values.require("eps", eps, eps >= 0, "eps >= 0")
+            values.require("alpha", order, Interval(1.0))
+            values.require("eps", eps, NON_NEGATIVE)
         if len(set(orders)) != len(orders):
             raise values.error("an order alpha is given twice")
         return cls(tuple(orders), tuple(epsilons))
@@ -466,8 +493,7 @@ class RandomizedResponse(Mechanism):
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> RandomizedResponse:
-        keep = values.need("keep")
-        return cls(values.require("keep", keep, 0.5 < keep < 1.0, "1/2 < keep < 1"))
+        return cls(values.number("keep", Interval(0.5, 1.0)))
 
     @property
     def epsilon(self) -> float:

@@ -349,36 +349,26 @@ class ApproximateGDP:
     def context(self) -> dict[str, float]:
         return {"mu": self.mu_total}
 
+    def _approximate(self, values: np.ndarray | list[float]) -> list[Figures]:
+        return [Figures(np.asarray(values), APPROXIMATION, self.method)]
+
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        return [
-            Figures(
-                np.asarray(clt.uniform_epsilon(deltas, self.mu_total, self.delta0)),
-                APPROXIMATION,
-                self.method,
-            )
-        ]
+        return self._approximate(clt.uniform_epsilon(deltas, self.mu_total, self.delta0))
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        return [
-            Figures(
-                np.asarray(clt.uniform_delta(epsilons, self.mu_total, self.delta0)),
-                APPROXIMATION,
-                self.method,
-            )
-        ]
+        return self._approximate(clt.uniform_delta(epsilons, self.mu_total, self.delta0))
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        beta = clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0)
-        return [Figures(np.asarray(beta), APPROXIMATION, self.method)]
+        return self._approximate(clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0))
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([self.mu_total]), APPROXIMATION, self.method)]
+        return self._approximate([self.mu_total])
 
 
 class CentralLimit(ApproximateGDP):

@@ -239,10 +239,8 @@ def sgd(
         epsilon=_targets(epsilon, "--epsilon"),
         delta=_targets(delta, "--delta"),
         mu=_targets(mu, "--mu"),
-        method=method,
-        conversion=conversion if method == "rdp" else None,
+        **options.method_inputs(method, conversion, accuracy),
         tolerance=tolerance,
-        accuracy=accuracy,
     )
     result = output.Result(
         "calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes, ("noise_multiplier",)

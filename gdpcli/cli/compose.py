@@ -87,10 +87,8 @@ def command(
         specs=specs,
         **queries.echo(),
         to=to,
-        method=method,
-        conversion=conversion if method in ("rdp", "all") else None,
+        **options.method_inputs(method, conversion, accuracy),
         target_epsilon=target_epsilon,
-        accuracy=accuracy,
         max_epsilon=budget.max_epsilon,
         max_delta=budget.max_delta,
     )

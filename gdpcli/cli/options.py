@@ -237,6 +237,12 @@ def echo_inputs(**inputs: Any) -> dict[str, Any]:
     return {key: value for key, value in inputs.items() if value is not None}
 
 
+def method_inputs(method: str, conversion: str, accuracy: float) -> dict[str, Any]:
+    """--method, --conversion (only where an RDP conversion is used) and --accuracy, for the inputs block."""
+    used = method in ("rdp", "all")
+    return {"method": method, "conversion": conversion if used else None, "accuracy": accuracy}
+
+
 def conversions(value: str) -> tuple[str, ...]:
     """--conversion: one RDP conversion name, or all of them."""
     return vocabulary.CONVERSIONS if value == "all" else (str(value),)

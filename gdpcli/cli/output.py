@@ -23,7 +23,7 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
@@ -157,14 +157,20 @@ def columns(rows: list[Row]) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _csv_cell(value: Any) -> str:
+def _as_text(value: Any, booleans: tuple[str, str], real: Callable[[float], str]) -> str:
+    """A value as text: None empty, a bool as one of (true word, false word), a float by `real`."""
     if value is None:
         return ""
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return booleans[0] if value else booleans[1]
     if isinstance(value, float):
-        return repr(value)
+        return real(value)
     return str(value)
+
+
+def _csv_cell(value: Any) -> str:
+    """Full precision (repr): the CSV is data for the next tool."""
+    return _as_text(value, ("true", "false"), repr)
 
 
 def to_csv(result: Result) -> str:
@@ -217,13 +223,8 @@ _ALWAYS_SHOWN = ("guarantee", "method")
 
 
 def _table_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.8g}"
-    return str(value)
+    """Rounded to 8 significant digits: the table is for people."""
+    return _as_text(value, ("yes", "no"), lambda real: f"{real:.8g}")
 
 
 def _is_number(value: Any) -> bool:

@@ -99,9 +99,7 @@ def command(
         **run_options.echo() | {"sampling_rate": q, "steps": total},
         noise_multiplier=noise_multiplier,
         delta=deltas,
-        method=method,
-        conversion=conversion if method in ("rdp", "all") else None,
-        accuracy=accuracy,
+        **options.method_inputs(method, conversion, accuracy),
         target_epsilon=target_epsilon,
         max_epsilon=max_epsilon,
     )
