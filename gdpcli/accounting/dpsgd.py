@@ -312,14 +312,20 @@ def certified(
     calibrate --method clt reports it. ComputationError when the method gives no such figure.
     """
     found = figures(run, delta, method, accuracy=accuracy, conversion=conversion)
-    usable = [
-        f
-        for f in found
-        if f.guarantee.certifies_at_most or (method == "clt" and f.guarantee is Guarantee.APPROXIMATION)
-    ]
-    if not usable:
+    if not any(_budget_rests_on(method, f.guarantee) for f in found):
         raise ComputationError(f"--method {method} gives no upper bound on epsilon for this run")
-    return min(usable, key=lambda f: float(np.atleast_1d(f.values)[0]))
+    return _smallest(found, lambda guarantee: _budget_rests_on(method, guarantee))
+
+
+def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
+    """Whether a budget may rest on a figure of this label: exact or upper_bound; for clt its approximation
+    (reported by calibrate --method clt, never passing a budget check)."""
+    return guarantee is Guarantee.APPROXIMATION if method == "clt" else guarantee.certifies_at_most
+
+
+def _smallest(found: list[Figures], kind: Callable[[Guarantee], bool]) -> Figures:
+    """The smallest figure whose label is of the kind (the minimum over conversions for rdp all)."""
+    return min((f for f in found if kind(f.guarantee)), key=lambda f: float(np.atleast_1d(f.values)[0]))
 
 
 def certified_epsilon(run: Run, delta: float, *args: Any, **kwargs: Any) -> float:
@@ -405,13 +411,8 @@ def largest_steps(
             )
         return cache[steps]
 
-    def best(steps: int, kind: Callable[[Guarantee], bool]) -> Figures:
-        """The smallest figure whose label is of the kind (min over conversions for rdp all)."""
-        usable = [f for f in found(steps) if kind(f.guarantee)]
-        return min(usable, key=lambda f: float(np.atleast_1d(f.values)[0]))
-
     def value(steps: int, kind: Callable[[Guarantee], bool]) -> float:
-        return float(np.atleast_1d(best(steps, kind).values)[0])
+        return float(np.atleast_1d(_smallest(found(steps), kind).values)[0])
 
     mu_target = gdp_mu(target_epsilon, delta)
 
@@ -426,8 +427,8 @@ def largest_steps(
             lambda t: value(t, kind) <= target_epsilon, guess=guess, step=_FINE_STEP, limit=MAX_STEPS
         )
 
-    def allowed(guarantee: Guarantee) -> bool:  # what the budget rests on (see `certified`)
-        return guarantee is Guarantee.APPROXIMATION if method == "clt" else guarantee.certifies_at_most
+    def allowed(guarantee: Guarantee) -> bool:
+        return _budget_rests_on(method, guarantee)
 
     def lower(guarantee: Guarantee) -> bool:
         return guarantee is Guarantee.LOWER_BOUND
@@ -440,7 +441,7 @@ def largest_steps(
             "searches",
             "give a smaller target",
         ) from None
-    label = best(max(steps, 1), allowed)
+    label = _smallest(found(max(steps, 1)), allowed)
     budget = Budget(
         run.with_steps(steps),
         target_epsilon,
