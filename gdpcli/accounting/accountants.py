@@ -159,11 +159,14 @@ class NumericalPLD:
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
         if not bounds.reached:
+            from gdpcli.core.pld import time_budget
+
             width = _width(upper, lower, relative) or "no finite width"
             rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE)
             note = (
                 f"pld: the {name} bounds stopped at the time/size budget with {width} "
-                f"(--accuracy {self.accuracy:g} asks {rule}); they are rigorous, only wider"
+                f"(--accuracy {self.accuracy:g} asks {rule} and allows {time_budget(self.accuracy):g} s "
+                "of refinement; a smaller --accuracy allows more, up to 10 s); they are rigorous, only wider"
             )
         return [Figures(upper, UPPER, self.method, note=note), Figures(lower, LOWER, self.method, note=note)]
 

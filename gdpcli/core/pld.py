@@ -48,13 +48,19 @@ _EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would
 _ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
 _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
-_TIME_BUDGET = 6.0  # seconds of refinement after which the tightest bounds found are returned (_refine)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
 _COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
 _FIRST_MAX_POINTS = 2**20  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
+
+
+def time_budget(accuracy: float) -> float:
+    """Seconds of refinement after which the tightest bounds found are returned (_refine): 0.0075 /
+    accuracy within [1.5, 10], so 1.5 s at the default accuracy (what dp-accounting's PLD takes for a
+    DP-SGD question on this kind of machine: issue 13) and more time for a finer accuracy asked."""
+    return min(max(0.0075 / accuracy, 1.5), 10.0)
 
 
 @dataclass(frozen=True)
@@ -816,8 +822,8 @@ def _refine(
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it its size and time are predicted from the last
     one (both grow like 1 / interval): when the size would pass max_points or the time would pass the
-    deadline (time.monotonic(); by default _TIME_BUDGET seconds from the start), the bounds found are
-    returned with reached=False (the first grid always runs: where it would pass the cap, or
+    deadline (time.monotonic(); by default time_budget of the accuracy asked from the start), the bounds
+    found are returned with reached=False (the first grid always runs: where it would pass the cap, or
     _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the time left allows
     less than the aimed interval, the next grid is the finest that fits (if at least twice as fine).
     Starts at `interval`. If finer grids stop closing the gap
@@ -829,7 +835,7 @@ def _refine(
     known: Bounds | None = None
     best_gap = np.inf
     stalls = coarsenings = 0
-    deadline = time.monotonic() + _TIME_BUDGET if deadline is None else deadline
+    deadline = time.monotonic() + time_budget(max(accuracy, absolute)) if deadline is None else deadline
     interval = _aligned(interval, components, 0.5 * interval)
     while True:
         composing = time.monotonic()
@@ -1020,7 +1026,7 @@ def delta_bounds(
         return Measurement(upper, lower, 2.0 * floor, settled=(lower < swallowed_below) if plain else False)
 
     interval = initial_interval(components, accuracy)
-    deadline = time.monotonic() + _TIME_BUDGET
+    deadline = time.monotonic() + time_budget(accuracy)
     bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, deadline=deadline)
     swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < swallowed_below)
     if np.any(swallowed):
