@@ -4,7 +4,7 @@ q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5,
 
     PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue] > sweep.md   # the full grid: hours
 
---issue runs only the settings issue 13 lists as slow (its table and the 1e7-step MNIST-rate run).
+--issue runs only bench_grid.py's settings: those issue 13 lists as slow, and MNIST at small deltas.
 
 For each setting: gdpcli's certified [lower, upper], wall time and peak memory (ru_maxrss of the child);
 dp-accounting's [optimistic, pessimistic] at value_discretization_interval 1e-4 (connect-the-dots for the
@@ -27,16 +27,6 @@ RATES = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0)
 SIGMAS = (0.3, 0.5, 0.8, 1.1, 2.0, 5.0, 20.0)
 STEPS = (1, 100, 10_000, 1_000_000, 10_000_000)
 TIMEOUT = 300.0
-ISSUE_SETTINGS = [
-    (1e-4, 0.8, 10_000, 1e-5),
-    (1e-4, 0.5, 100, 1e-5),
-    (1e-4, 0.5, 10_000, 1e-5),
-    (1e-4, 0.5, 100_000, 1e-5),
-    (1e-4, 0.5, 1_000_000, 1e-5),
-    (1e-3, 5.0, 1_000_000, 1e-5),
-    (256 / 60000, 1.1, 10_000_000, 1e-5),
-    (256 / 60000, 1.1, 10_000_000, 1e-10),
-]
 
 DP_ACCOUNTING = """
 import json, sys
@@ -145,14 +135,16 @@ HEADER = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T in {1e2, 1e4} and sigma in {0.5, 1.1, 5}")
-    parser.add_argument("--issue", action="store_true", help="only the settings issue 13 lists as slow")
+    parser.add_argument("--issue", action="store_true", help="bench_grid.py's settings only")
     arguments = parser.parse_args()
     steps = (100, 10_000) if arguments.quick else STEPS
     sigmas = (0.5, 1.1, 5.0) if arguments.quick else SIGMAS
     settings = [(q, s, t, 1e-5) for q in RATES for s in sigmas for t in steps]
     settings += [(1e-3, s, t, 1e-10) for s in sigmas for t in steps]
     if arguments.issue:
-        settings = ISSUE_SETTINGS
+        from bench_grid import SETTINGS  # issue 13's slow settings and the MNIST small deltas
+
+        settings = SETTINGS
     rows = []
     print(HEADER, file=sys.stderr)
     for setting in settings:
