@@ -197,7 +197,9 @@ def test_remove_dominates_add_for_nonnegative_epsilon(mu: float, p: float, epsil
     profile = lambda e: gdp.delta(e, mu)  # noqa: E731
     remove = poisson_remove_profile(profile, p)(epsilon)
     assert poisson_add_profile(profile, p)(epsilon) <= remove * (1 + 1e-12) + 1e-300
-    assert fixed_size_profile(profile, p)(epsilon) == remove
+    # the fixed-size profile is the larger direction: the remove one, up to the rounding that can leave the
+    # add direction an ulp above it where the two coincide (Hypothesis: mu = p = 1 - 2^-53, eps = 1)
+    assert remove <= fixed_size_profile(profile, p)(epsilon) <= remove * (1 + 1e-12) + 1e-300
 
 
 def test_poisson_profiles_limits() -> None:
