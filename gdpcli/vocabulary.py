@@ -11,6 +11,10 @@ every one that applies."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 """--conversion: the RDP -> (eps, delta) conversions (each a rigorous upper bound)."""
 SAMPLING = tuple(scheme.value for scheme in Sampling)
-"""--sampling: Poisson (add/remove neighbours) or fixed-size batches (replace-one)."""
+"""--sampling of one step (spec key sampling=, subsample): Poisson (add/remove neighbours) or a fixed-size
+sample (replace-one)."""
+BATCHING = (*SAMPLING, "shuffle")
+"""--sampling of a DP-SGD run (sgd, calibrate sgd): each step's batch drawn by a scheme of SAMPLING, or
+shuffle (each epoch a random permutation cut into batches; replace-one neighbours)."""
 FORMATS = ("table", "csv", "json")
 """-f/--format."""

@@ -10,7 +10,10 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
 - `poisson`: every example joins a batch independently with probability q (add/remove neighbours);
   one step is the Poisson-subsampled Gaussian, whose two directions f_p, f_p^-1 differ (GDP paper Sec. 4);
 - `fixed`: batches of a fixed size m = q n without replacement (`Sample_m`, replace-one neighbours);
-  one step is C_q(G_mu) and the run is C_q(G_mu)^{(x)T}-DP (GDP paper Thm 10), mu the per-step mu.
+  one step is C_q(G_mu) and the run is C_q(G_mu)^{(x)T}-DP (GDP paper Thm 10), mu the per-step mu;
+- `shuffle`: each epoch a random permutation cut into batches (replace-one neighbours): no tight analysis
+  is known, so its figures are a rigorous upper bound without amplification and a rigorous lower bound
+  (gdpcli.accounting.shuffling).
 
 With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
@@ -41,13 +44,14 @@ from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import Repeated, Sampling
 from gdpcli.guarantees import Guarantee
+from gdpcli.vocabulary import BATCHING, METHODS
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
-from gdpcli.vocabulary import METHODS, SAMPLING
 
 EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 MAX_STEPS = 10**12
+SHUFFLE = "shuffle"
 _FINE_STEP = 0.002  # the same after two secant steps
 
 
@@ -63,15 +67,22 @@ class Run:
     sensitivity: float | None = None
 
     @property
+    def relation(self) -> events.Neighbouring:
+        """The neighbouring relation the guarantee refers to: add/remove (Poisson), replace-one (fixed-size
+        batches and shuffling, where both datasets share the permutation)."""
+        if self.sampling == SHUFFLE:
+            return events.Neighbouring.REPLACE_ONE
+        return Sampling(self.sampling).neighbouring
+
+    @property
     def neighbouring(self) -> str:
-        """The neighbouring relation the guarantee refers to: add/remove (Poisson) or replace-one (fixed)."""
-        return str(Sampling(self.sampling).neighbouring)
+        """The neighbouring relation, as a word."""
+        return str(self.relation)
 
     @property
     def step_sensitivity(self) -> float:
         """The L2 sensitivity of one step's summed clipped gradients, in units of C."""
-        own = Sampling(self.sampling).neighbouring.sensitivity
-        return own if self.sensitivity is None else self.sensitivity
+        return self.relation.sensitivity if self.sensitivity is None else self.sensitivity
 
     @property
     def step_mu(self) -> float:
@@ -85,7 +96,9 @@ class Run:
 
     @property
     def epochs(self) -> float:
-        """Passes over the data, T q."""
+        """Passes over the data: T q (T / b for shuffled batches, b of them an epoch)."""
+        if self.sampling == SHUFFLE:
+            return self.steps / _batches_per_epoch(self.sampling_rate)
         return self.steps * self.sampling_rate
 
     def with_steps(self, steps: int) -> Run:
@@ -94,6 +107,11 @@ class Run:
 
     def spec(self) -> Repeated:
         """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
+        if self.sampling == SHUFFLE:
+            raise ComputationError(
+                "a shuffled run is not a composition of independently sampled steps",
+                "its figures come from gdpcli.accounting.shuffling (gdpcli sgd --sampling shuffle)",
+            )
         return events.dpsgd(
             self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
         )
@@ -132,8 +150,10 @@ def schedule(
     sampling_rate: float | None,
     epochs: float | None,
     steps: int | None,
+    sampling: str = "poisson",
 ) -> tuple[float, int, float]:
-    """(q, T, epochs) of a run: q = B / N, T = ceil(E N / B) (or ceil(E / q) with a rate), epochs = T q.
+    """(q, T, epochs) of a run: q = B / N, T = ceil(E N / B) (or ceil(E / q) with a rate), epochs = T q;
+    shuffled batches walk through b = ceil(N / B) batches an epoch: T = ceil(E b), epochs = T / b.
 
     Exactly one of epochs and steps; InputError for inconsistent or missing combinations.
     """
@@ -144,10 +164,19 @@ def schedule(
         if not (math.isfinite(epochs) and epochs > 0):
             raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
         ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
+        if sampling == SHUFFLE:
+            ratio = Fraction(1, _batches_per_epoch(q))
         steps = math.ceil(_exact_ratio(epochs) / ratio)
     if not 1 <= steps <= MAX_STEPS:
         raise InputError(f"the run has {steps} steps", f"allowed: 1 <= steps <= {MAX_STEPS:.0e}")
-    return q, int(steps), steps * q
+    run = Run(q, int(steps), 1.0, sampling)
+    return q, run.steps, run.epochs
+
+
+def _batches_per_epoch(sampling_rate: float) -> int:
+    from gdpcli.accounting.shuffling import batches_per_epoch
+
+    return batches_per_epoch(sampling_rate)
 
 
 def check_run(run: Run) -> None:
@@ -163,8 +192,8 @@ def check_run(run: Run) -> None:
         raise InputError(f"the sampling rate must be in (0, 1], got {run.sampling_rate!r}")
     if not 1 <= run.steps <= MAX_STEPS:
         raise InputError(f"steps must be in [1, {MAX_STEPS:.0e}], got {run.steps}")
-    if run.sampling not in SAMPLING:
-        raise InputError(f"unknown sampling {run.sampling!r}", "allowed: " + ", ".join(SAMPLING))
+    if run.sampling not in BATCHING:
+        raise InputError(f"unknown sampling {run.sampling!r}", "allowed: " + ", ".join(BATCHING))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -186,6 +215,13 @@ def clt_mu(run: Run) -> float:
 
 def unavailable(run: Run, method: str) -> str | None:
     """Why a method cannot answer for this run (None when it can)."""
+    if run.sampling == SHUFFLE:
+        if method in ("auto", "pld", "all"):
+            return None
+        return (
+            "shuffled batches are accounted by a rigorous upper bound without amplification and a PLD lower "
+            "bound (use --method auto or pld); no closed form, CLT or RDP analysis of shuffling is known"
+        )
     if run.sampling_rate == 1.0:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
@@ -284,6 +320,10 @@ def figures(
     if not 0 < delta < 1:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
     _check_method(run, method, conversion)
+    if run.sampling == SHUFFLE:
+        from gdpcli.accounting import shuffling
+
+        return shuffling.figures(run, delta, accuracy)
     compute: dict[str, Callable[[], list[Figures]]] = {
         "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
         "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),

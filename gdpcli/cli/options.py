@@ -40,6 +40,7 @@ def choices(name: str, words: Sequence[str]) -> type[Choice]:
 
 Format = choices("Format", vocabulary.FORMATS)
 Sampling = choices("Sampling", vocabulary.SAMPLING)
+Batching = choices("Batching", vocabulary.BATCHING)
 Conversion = choices("Conversion", (*vocabulary.CONVERSIONS, "all"))
 To = choices("To", ("mu",))
 Method = choices("Method", vocabulary.METHODS)
@@ -143,6 +144,15 @@ SamplingOption = Annotated[
     typer.Option(
         "--sampling",
         help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).",
+    ),
+]
+BatchingOption = Annotated[
+    Batching,
+    typer.Option(
+        "--sampling",
+        help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
+        "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
+        "bound without amplification and a rigorous lower bound, Chua et al. 2024).",
     ),
 ]
 
@@ -361,7 +371,7 @@ class RunOptions:
     sampling_rate: float | None
     epochs: float | None
     steps: int | None
-    sampling: Sampling
+    sampling: Batching
     sensitivity: float | None
 
     def sampling_rate_of(self) -> float:
@@ -374,7 +384,9 @@ class RunOptions:
         """(q, T, epochs) of the run (see dpsgd.schedule)."""
         from gdpcli.accounting import dpsgd
 
-        return dpsgd.schedule(self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps)
+        return dpsgd.schedule(
+            self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps, self.sampling
+        )
 
     def echo(self) -> dict[str, Any]:
         """The run options for the JSON inputs block."""
@@ -387,7 +399,7 @@ def run_options(
     sampling_rate: SamplingRateOption = None,
     epochs: EpochsOption = None,
     steps: StepsOption = None,
-    sampling: SamplingOption = "poisson",  # type: ignore[assignment]
+    sampling: BatchingOption = "poisson",  # type: ignore[assignment]
     sensitivity: SensitivityOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""

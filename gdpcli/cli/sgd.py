@@ -21,6 +21,8 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
       --epochs 60 --delta 1e-5                      rigorous upper and lower bounds
   gdpcli sgd ... --epochs 60 --delta 1e-5 --method all       every method side by side
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling fixed   fixed-size batches (Thm 10)
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling shuffle   shuffled batches: upper and lower bounds
+      beside what Poisson accounting would claim
   gdpcli sgd ... --delta 1e-5 --target-epsilon 3    the most steps (epochs) within epsilon 3
   gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 --delta 1e-5 \\
       --max-epsilon 4                               CI check: exit 3 if epsilon exceeds 4
@@ -73,6 +75,8 @@ def command(
         raise InputError("--max-epsilon checks a run", "give --epochs or --steps with it")
     if budget_only and output.plot:
         raise InputError("--plot draws a run", "give --epochs or --steps with it")
+    if output.plot and run_options.sampling == "shuffle":
+        raise InputError("--plot draws a trade-off curve; a shuffled run has bounds on it", "drop --plot")
     if budget_only:
         q, total = run_options.sampling_rate_of(), None
     else:

@@ -75,10 +75,10 @@ _LOG_SQRT_HALF_PI = 0.5 * np.log(0.5 * np.pi)
 
 def _log_delta_tail(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """a < 0: log of e^{-a^2/2} (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2 with b = a - mu."""
-    return -0.5 * a * a - _LOG_SQRT_2PI + _log_delta_over_density(a, mu)
+    return -0.5 * a * a - _LOG_SQRT_2PI + log_delta_over_density(a, mu)
 
 
-def _log_delta_over_density(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def log_delta_over_density(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """a < 0: log(delta / phi(a)) = log(M(x) - M(x + mu)), x = -a, M the Mills ratio; delta / phi(a) is also
     1 / (d log delta / d mu), which gdp.mu needs without the cancellation of log delta + a^2/2 at tiny mu.
 
@@ -375,7 +375,7 @@ def _mu_root(epsilon: np.ndarray, log_target: np.ndarray, lo: np.ndarray, hi: np
         a = -e / m + 0.5 * m
         tail = a < 0
         log_slope = -0.5 * a * a - _LOG_SQRT_2PI - log  # log(phi(a) / delta), cancels in the tail
-        log_slope[tail] = -_log_delta_over_density(a[tail], m[tail])
+        log_slope[tail] = -log_delta_over_density(a[tail], m[tail])
         return log - log_target[index], np.exp(log_slope)
 
     with np.errstate(over="ignore", invalid="ignore"):  # at mu near 0, a^2 overflows: Newton bisects there

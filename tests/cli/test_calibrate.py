@@ -308,7 +308,6 @@ def test_sgd_exact_mu_is_not_supported(gdpcli) -> None:
         ("calibrate", "laplace"),
         ("calibrate", "laplace", "--epsilon", "abc"),
         ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--method", "berry-esseen"),
-        ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--sampling", "shuffle"),
         ("calibrate", "sgd", *MNIST, "--epsilon", "3", "--delta", "1e-5", "--tolerance", "0"),
         ("calibrate", "sgd", *MNIST, "--mu", "1", "--epsilon", "3"),
         ("calibrate", "no-such-kind"),
