@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from gdpcli import events
-from gdpcli.accounting import Figures
+from gdpcli.accounting import Figures, shuffling
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
@@ -98,7 +98,7 @@ class Run:
     def epochs(self) -> float:
         """Passes over the data: T q (T / b for shuffled batches, b of them an epoch)."""
         if self.sampling == SHUFFLE:
-            return self.steps / _batches_per_epoch(self.sampling_rate)
+            return self.steps / shuffling.batches_per_epoch(self.sampling_rate)
         return self.steps * self.sampling_rate
 
     def with_steps(self, steps: int) -> Run:
@@ -165,18 +165,12 @@ def schedule(
             raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
         ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
         if sampling == SHUFFLE:
-            ratio = Fraction(1, _batches_per_epoch(q))
+            ratio = Fraction(1, shuffling.batches_per_epoch(q))
         steps = math.ceil(_exact_ratio(epochs) / ratio)
     if not 1 <= steps <= MAX_STEPS:
         raise InputError(f"the run has {steps} steps", f"allowed: 1 <= steps <= {MAX_STEPS:.0e}")
     run = Run(q, int(steps), 1.0, sampling)
     return q, run.steps, run.epochs
-
-
-def _batches_per_epoch(sampling_rate: float) -> int:
-    from gdpcli.accounting.shuffling import batches_per_epoch
-
-    return batches_per_epoch(sampling_rate)
 
 
 def check_run(run: Run) -> None:
@@ -321,8 +315,6 @@ def figures(
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
     _check_method(run, method, conversion)
     if run.sampling == SHUFFLE:
-        from gdpcli.accounting import shuffling
-
         return shuffling.figures(run, delta, accuracy)
     compute: dict[str, Callable[[], list[Figures]]] = {
         "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
@@ -351,10 +343,19 @@ def certified(
     For `clt` the approximation is returned, labelled as such: it never passes a budget check, but
     calibrate --method clt reports it. ComputationError when the method gives no such figure.
     """
-    found = figures(run, delta, method, accuracy=accuracy, conversion=conversion)
+    found = _budget_figures(run, delta, method, accuracy, conversion)
     if not any(_budget_rests_on(method, f.guarantee) for f in found):
         raise ComputationError(f"--method {method} gives no upper bound on epsilon for this run")
     return _smallest(found, lambda guarantee: _budget_rests_on(method, guarantee))
+
+
+def _budget_figures(run: Run, delta: float, method: str, accuracy: float, conversion: str) -> list[Figures]:
+    """The figures a budget is decided on: the method's, but of a shuffled run only its upper bound (its
+    lower bound and the Poisson comparison cannot certify anything and cost a PLD each)."""
+    if run.sampling == SHUFFLE:
+        check_run(run)
+        return [shuffling.upper(run, np.asarray([delta]))]
+    return figures(run, delta, method, accuracy=accuracy, conversion=conversion)
 
 
 def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
@@ -446,9 +447,7 @@ def largest_steps(
 
     def found(steps: int) -> list[Figures]:
         if steps not in cache:
-            cache[steps] = figures(
-                run.with_steps(steps), delta, method, accuracy=accuracy, conversion=conversion
-            )
+            cache[steps] = _budget_figures(run.with_steps(steps), delta, method, accuracy, conversion)
         return cache[steps]
 
     def value(steps: int, kind: Callable[[Guarantee], bool]) -> float:
@@ -492,7 +491,9 @@ def largest_steps(
     )
     if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
-    if method not in ("auto", "pld") or steps >= MAX_STEPS:  # PLD lower bounds locate the boundary
+    if method not in ("auto", "pld") or run.sampling == SHUFFLE or steps >= MAX_STEPS:
+        # PLD lower bounds locate the boundary (a shuffled run's lower bound is of another pair: its gap to
+        # the upper bound is no refinement away)
         return budget
     next_lower = value(steps + 1, lower)
     exceeds_from = steps + 1 if next_lower > target_epsilon else search(lower, steps + 1) + 1

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import APPROXIMATION, LOWER, UPPER, Figures
-from gdpcli.errors import InputError
+from gdpcli.errors import ComputationError
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
@@ -68,26 +68,37 @@ def upper_mu(run: Run) -> float:
 
 def figures(run: Run, delta: float, accuracy: float) -> list[Figures]:
     """epsilon at delta of the shuffled run: the rigorous upper bound, the rigorous lower bound and, for
-    comparison, what Poisson accounting would claim (see the module docstring)."""
+    comparison, what Poisson accounting would claim (see the module docstring). A lower bound or comparison
+    the PLD cannot compute (epsilon beyond its range) is left out with a note on the upper bound."""
     deltas = np.asarray([delta])
-    upper = _upper(run, deltas)
-    lower = _lower(run, deltas, accuracy)
-    poisson = _as_poisson(run, deltas, accuracy)
-    claimed, known = float(poisson.values[0]), float(lower.values[0])
-    if claimed < known:
-        note = (
-            f"Poisson accounting would claim epsilon {claimed:.4g} at delta {delta:g}, below the rigorous "
-            f"lower bound {known:.4g} for shuffled batches: for this run it understates the privacy loss"
-        )
-        poisson = dataclasses.replace(poisson, note=note)
-    return [upper, lower, poisson]
+    found, missing = [upper(run, deltas)], []
+    for name, compute in ((LOWER_METHOD, _lower), (POISSON_METHOD, _as_poisson)):
+        try:
+            found.append(compute(run, deltas, accuracy))
+        except ComputationError as error:
+            missing.append(f"{name} left out: {error.message}")
+    if len(found) == 3:
+        lower, poisson = found[1:]
+        claimed, known = float(poisson.values[0]), float(lower.values[0])
+        if claimed < known:
+            note = (
+                f"Poisson accounting would claim epsilon {claimed:.4g} at delta {delta:g}, below the "
+                f"rigorous lower bound {known:.4g} for shuffled batches: for this run it understates the "
+                "privacy loss"
+            )
+            found[2] = dataclasses.replace(poisson, note=note)
+    if missing:
+        found[0] = dataclasses.replace(found[0], note="; ".join(missing))
+    return found
 
 
-def _upper(run: Run, deltas: np.ndarray) -> Figures:
+def upper(run: Run, deltas: np.ndarray) -> Figures:
+    """The rigorous upper bound: epsilon of upper_mu(run)-GDP at each delta."""
     from gdpcli.accounting.accountants import ExactGDP
 
-    [exact] = ExactGDP(upper_mu(run)).epsilon(deltas)
-    details = ({"mu": upper_mu(run), "epochs_counted": epochs_touched(run)},)
+    mu = upper_mu(run)
+    [exact] = ExactGDP(mu).epsilon(deltas)
+    details = ({"mu": mu, "epochs_counted": epochs_touched(run)},)
     return dataclasses.replace(exact, guarantee=UPPER, method=UPPER_METHOD, details=details)
 
 
@@ -106,8 +117,6 @@ def _lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
 def _as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     from gdpcli.accounting.accountants import NumericalPLD
 
-    if run.sampling_rate == 1.0:
-        raise InputError("--sampling shuffle needs batches smaller than the data set", "use a batch size < N")
     poisson = dataclasses.replace(run, sampling="poisson", sensitivity=run.step_sensitivity)
-    upper = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)[0]
+    [upper, _] = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)
     return dataclasses.replace(upper, guarantee=APPROXIMATION, method=POISSON_METHOD)

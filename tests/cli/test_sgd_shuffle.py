@@ -159,3 +159,18 @@ def test_calibrated_noise_meets_the_target_on_the_upper_bound(gdpcli) -> None:
 def test_unsupported_combinations_are_refused(gdpcli, extra, code, words) -> None:
     outcome = gdpcli(*RUN, "--noise-multiplier", "2", "--epochs", "3", "--delta", "1e-5", *extra)
     assert outcome.code == code and words in outcome.stderr and outcome.stderr.count("\n") == 1
+
+
+def test_a_lower_bound_beyond_the_pld_range_leaves_the_upper_bound_standing(gdpcli) -> None:
+    """Ten million steps: epsilon is far above the PLD's range of 600, so the lower bound and the Poisson
+    comparison are left out with a note; the rigorous upper bound is still printed (sqrt(42554) x 2 / 1.1)."""
+    args = ("--noise-multiplier", "1.1", "--steps", "10000000", "--delta", "1e-5", "-f", "json")
+    outcome = gdpcli("sgd", "--dataset-size", "60000", "--batch-size", "256", "--sampling", "shuffle", *args)
+    [upper] = rows_of(outcome)
+    assert (upper["method"], upper["guarantee"], upper["epochs_counted"]) == (
+        "shuffle-gdp",
+        "upper_bound",
+        42554,
+    )
+    assert upper["mu"] == pytest.approx(math.sqrt(42554) * 2 / 1.1, rel=1e-15)
+    assert any("shuffle-max-test left out" in note for note in outcome.json()["notes"])
