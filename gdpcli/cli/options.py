@@ -47,114 +47,84 @@ Method = choices("Method", vocabulary.METHODS)
 
 FORMAT_HELP = "Output format: table | csv | json (default: table on a terminal, csv otherwise)."
 
-FormatOption = Annotated[Format | None, typer.Option("--format", "-f", help=FORMAT_HELP, metavar="FORMAT")]
-DeltaOption = Annotated[
-    str | None,
-    typer.Option(
-        "--delta", help="delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM."
-    ),
-]
-EpsilonOption = Annotated[
-    str | None,
-    typer.Option(
-        "--epsilon", help="epsilon value(s) at which to report delta: E, E1,E2,... or START:STOP:NUM."
-    ),
-]
-AlphaOption = Annotated[
-    str | None,
-    typer.Option("--alpha", help="Type I error(s) alpha at which to report the trade-off beta = f(alpha)."),
-]
-ToOption = Annotated[
-    To | None, typer.Option("--to", help="Convert to another representation: mu (tightest GDP mu).")
-]
-MaxEpsilonOption = Annotated[
-    float | None,
-    typer.Option("--max-epsilon", help="Budget check: exit 3 if the rigorous epsilon exceeds this."),
-]
-MaxDeltaOption = Annotated[
-    float | None,
-    typer.Option("--max-delta", help="Budget check: exit 3 if the rigorous delta exceeds this."),
-]
-ConversionOption = Annotated[
-    Conversion,
-    typer.Option(
-        "--conversion",
-        help="RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | "
-        "optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
-    ),
-]
-TargetEpsilonOption = Annotated[
-    float | None,
-    typer.Option(
-        "--target-epsilon",
-        help="Budget: the largest number of repetitions whose rigorous epsilon stays <= this.",
-    ),
-]
-AccuracyOption = Annotated[
-    float,
-    typer.Option(
-        "--accuracy",
-        help="Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower "
-        "<= accuracy x (lower + 0.1), i.e. relative for large epsilon, absolute accuracy/10 near 0; delta: "
-        "upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.",
-    ),
-]
-PlotOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--plot",
-        help="Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install 'gdpcli[plot]').",
-        metavar="FILE",
-    ),
-]
-
-
-# The description of a DP-SGD run, shared by `gdpcli sgd` and `gdpcli calibrate sgd`.
-DatasetSizeOption = Annotated[int | None, typer.Option("--dataset-size", help="Number of examples N.")]
-BatchSizeOption = Annotated[
-    int | None, typer.Option("--batch-size", help="Expected (Poisson) or fixed batch size B; q = B / N.")
-]
-SamplingRateOption = Annotated[
-    float | None,
-    typer.Option("--sampling-rate", help="Sampling rate q directly, instead of --dataset-size/--batch-size."),
-]
-EpochsOption = Annotated[
-    float | None,
-    typer.Option("--epochs", help="Epochs E; steps are counted as T = ceil(E N / B) (or ceil(E / q))."),
-]
-StepsOption = Annotated[int | None, typer.Option("--steps", help="Number of steps T (instead of --epochs).")]
-NoiseMultiplierOption = Annotated[
-    float | None,
-    typer.Option(
-        "--noise-multiplier",
-        help="Noise standard deviation / clipping norm C (sigma), as in Opacus, TF Privacy, dp-accounting.",
-    ),
-]
-SensitivityOption = Annotated[
-    float | None,
-    typer.Option(
-        "--sensitivity",
-        help="One step's L2 sensitivity in units of C (default: the neighbouring relation's, 1 for "
-        "add/remove, 2 for replace-one). The GDP paper's NoisySGD measures sigma in units of 2C: to "
-        "reproduce it with --sampling fixed, give --sensitivity 1.",
-    ),
-]
-SamplingOption = Annotated[
-    Sampling,
-    typer.Option(
-        "--sampling",
-        help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).",
-    ),
-]
-BatchingOption = Annotated[
-    Batching,
-    typer.Option(
-        "--sampling",
-        help="poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
-        "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
-        "bound without amplification and a rigorous lower bound, Chua et al. 2024).",
-    ),
-]
+# The options that several commands share, declared once: the same flag means the same thing in every
+# command. Each flag's help, then each option's type (in the order of the names below), short form, metavar.
+_HELP: dict[str, str] = {
+    "--format": FORMAT_HELP,
+    "--delta": "delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.",
+    "--epsilon": "epsilon value(s) at which to report delta: E, E1,E2,... or START:STOP:NUM.",
+    "--alpha": "Type I error(s) alpha at which to report the trade-off beta = f(alpha).",
+    "--to": "Convert to another representation: mu (tightest GDP mu).",
+    "--max-epsilon": "Budget check: exit 3 if the rigorous epsilon exceeds this.",
+    "--max-delta": "Budget check: exit 3 if the rigorous delta exceeds this.",
+    "--conversion": "RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | "
+    "optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
+    "--target-epsilon": "Budget: the largest number of repetitions whose rigorous epsilon stays <= this.",
+    "--accuracy": "Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower "
+    "<= accuracy x (lower + 0.1), i.e. relative for large epsilon, absolute accuracy/10 near 0; delta: "
+    "upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.",
+    "--plot": "Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install 'gdpcli[plot]').",
+    "--dataset-size": "Number of examples N.",
+    "--batch-size": "Expected (Poisson) or fixed batch size B; q = B / N.",
+    "--sampling-rate": "Sampling rate q directly, instead of --dataset-size/--batch-size.",
+    "--epochs": "Epochs E; steps are counted as T = ceil(E N / B) (or ceil(E / q)).",
+    "--steps": "Number of steps T (instead of --epochs).",
+    "--noise-multiplier": "Noise standard deviation / clipping norm C (sigma), as in Opacus, TF Privacy, "
+    "dp-accounting.",
+    "--sensitivity": "One step's L2 sensitivity in units of C (default: the neighbouring relation's, 1 for "
+    "add/remove, 2 for replace-one). The GDP paper's NoisySGD measures sigma in units of 2C: to "
+    "reproduce it with --sampling fixed, give --sensitivity 1.",
+    "--sampling": "poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
+    "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
+    "bound without amplification and a rigorous lower bound, Chua et al. 2024).",
+}
+_KIND: dict[str, Any] = {
+    "--format": Format | None,
+    "--delta": str | None,
+    "--epsilon": str | None,
+    "--alpha": str | None,
+    "--to": To | None,
+    "--max-epsilon": float | None,
+    "--max-delta": float | None,
+    "--conversion": Conversion,
+    "--target-epsilon": float | None,
+    "--accuracy": float,
+    "--plot": Path | None,
+    "--dataset-size": int | None,
+    "--batch-size": int | None,
+    "--sampling-rate": float | None,
+    "--epochs": float | None,
+    "--steps": int | None,
+    "--noise-multiplier": float | None,
+    "--sensitivity": float | None,
+    "--sampling": Batching,
+}
+_SHORT = {"--format": ("-f",)}
+_METAVAR = {"--format": "FORMAT", "--plot": "FILE"}
+(
+    FormatOption,
+    DeltaOption,
+    EpsilonOption,
+    AlphaOption,
+    ToOption,
+    MaxEpsilonOption,
+    MaxDeltaOption,
+    ConversionOption,
+    TargetEpsilonOption,
+    AccuracyOption,
+    PlotOption,
+    DatasetSizeOption,
+    BatchSizeOption,
+    SamplingRateOption,
+    EpochsOption,
+    StepsOption,
+    NoiseMultiplierOption,
+    SensitivityOption,
+    BatchingOption,
+) = (
+    Annotated[kind, typer.Option(flag, *_SHORT.get(flag, ()), metavar=_METAVAR.get(flag), help=_HELP[flag])]
+    for flag, kind in _KIND.items()
+)
 
 
 def parse_float(text: str, option: str) -> float:

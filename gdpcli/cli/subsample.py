@@ -38,6 +38,13 @@ RateOption = Annotated[
     float,
     typer.Option("--rate", help="Sampling rate p in (0, 1]: the chance that a record is in the sample."),
 ]
+SamplingOption = Annotated[
+    options.Sampling,
+    typer.Option(
+        "--sampling",
+        help="poisson (add/remove neighbours) | fixed (samples of exactly m = p n, replace-one neighbours).",
+    ),
+]
 
 
 def _check_finite(rows: list[dict[str, Any]]) -> None:
@@ -61,7 +68,7 @@ def command(
     ],
     *,
     rate: RateOption,
-    sampling: options.SamplingOption = "poisson",
+    sampling: SamplingOption = "poisson",  # type: ignore[assignment]
     queries: options.Queries,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     budget: options.BudgetChecks,
