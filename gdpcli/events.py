@@ -28,14 +28,18 @@ if TYPE_CHECKING:
 RdpCurve = Callable[["ArrayLike"], "ArrayLike"]
 
 
-class Sampling(str, Enum):
+class _Word(str, Enum):
+    """An enumeration of words: a member prints as its word."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Sampling(_Word):
     """How a sample is drawn: each record independently with probability p, or a fixed-size batch."""
 
     POISSON = "poisson"
     FIXED = "fixed"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def neighbouring(self) -> Neighbouring:
@@ -43,14 +47,11 @@ class Sampling(str, Enum):
         return Neighbouring.ADD_REMOVE if self is Sampling.POISSON else Neighbouring.REPLACE_ONE
 
 
-class Neighbouring(str, Enum):
+class Neighbouring(_Word):
     """Which datasets are neighbours: one record added or removed, or one record replaced."""
 
     ADD_REMOVE = "add/remove"
     REPLACE_ONE = "replace-one"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def sensitivity(self) -> float:
@@ -132,8 +133,9 @@ def _number(value: float) -> str:
 class Mechanism:
     """One step with a closed-form trade-off function (the default representations use it).
 
-    A mechanism kind declares its spec word (`kind`, `keys`, `spec_help`) and builds itself from it
-    (`from_spec`); MECHANISMS at the end of this module lists the kinds the spec language knows.
+    A mechanism kind declares its spec word in its class statement (`class GDP(_GaussianLike, kind="gdp",
+    keys=("mu",), spec_help="gdp (mu)")`) and builds itself from it (`from_spec`); MECHANISMS at the end
+    of this module lists the kinds the spec language knows.
     """
 
     kind: ClassVar[str]
@@ -141,6 +143,19 @@ class Mechanism:
     spec_help: ClassVar[str]
     repeatable: ClassVar[tuple[str, ...]] = ()
     """Keys that may be given more than once (rdp's alpha=..,eps=.. pairs)."""
+
+    def __init_subclass__(
+        cls,
+        kind: str | None = None,
+        keys: tuple[str, ...] = (),
+        spec_help: str = "",
+        repeatable: tuple[str, ...] = (),
+    ) -> None:
+        """A kind's spec word: its name, keys (repeatable: those that may come more than once), one-line help.
+        Intermediate classes (_GaussianLike) name no kind."""
+        super().__init_subclass__()
+        if kind is not None:
+            cls.kind, cls.keys, cls.spec_help, cls.repeatable = kind, keys, spec_help, repeatable
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Mechanism:
@@ -247,13 +262,10 @@ class _GaussianLike(Mechanism):
 
 
 @dataclass(frozen=True)
-class GDP(_GaussianLike):
+class GDP(_GaussianLike, kind="gdp", keys=("mu",), spec_help="gdp (mu)"):
     """A mu-GDP guarantee (GDP paper Def. 2)."""
 
     mu: float
-    kind: ClassVar[str] = "gdp"
-    keys: ClassVar[tuple[str, ...]] = ("mu",)
-    spec_help: ClassVar[str] = "gdp (mu)"
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> GDP:
@@ -268,14 +280,11 @@ class GDP(_GaussianLike):
 
 
 @dataclass(frozen=True)
-class Gaussian(_GaussianLike):
+class Gaussian(_GaussianLike, kind="gaussian", keys=("sigma", "sens"), spec_help="gaussian (sigma[,sens])"):
     """The Gaussian mechanism with noise sigma and sensitivity sens: exactly (sens/sigma)-GDP (Thm 1)."""
 
     sigma: float
     sens: float = 1.0
-    kind: ClassVar[str] = "gaussian"
-    keys: ClassVar[tuple[str, ...]] = ("sigma", "sens")
-    spec_help: ClassVar[str] = "gaussian (sigma[,sens])"
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Gaussian:
@@ -293,13 +302,10 @@ class Gaussian(_GaussianLike):
 
 
 @dataclass(frozen=True)
-class Laplace(Mechanism):
+class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="laplace (b[,sens] | eps)"):
     """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
 
     epsilon: float
-    kind: ClassVar[str] = "laplace"
-    keys: ClassVar[tuple[str, ...]] = ("b", "eps", "sens")
-    spec_help: ClassVar[str] = "laplace (b[,sens] | eps)"
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Laplace:
@@ -350,14 +356,11 @@ class Laplace(Mechanism):
 
 
 @dataclass(frozen=True)
-class ApproxDP(Mechanism):
+class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,delta])"):
     """An (eps, delta)-DP guarantee, i.e. f_{eps,delta}-DP (GDP paper eq. 4); delta = 0 is pure DP."""
 
     epsilon: float
-    delta: float = 0.0
-    kind: ClassVar[str] = "dp"
-    keys: ClassVar[tuple[str, ...]] = ("eps", "delta")
-    spec_help: ClassVar[str] = "dp (eps[,delta])"
+    delta: float
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> ApproxDP:
@@ -408,7 +411,7 @@ class ApproxDP(Mechanism):
         return lambda order: rdp.randomized_response(order, epsilon)
 
     def without_delta_part(self) -> Mechanism | None:
-        return ApproxDP(self.epsilon) if self.epsilon > 0.0 else None
+        return ApproxDP(self.epsilon, 0.0) if self.epsilon > 0.0 else None
 
     def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike:
         from gdpcli.core import subsample
@@ -422,16 +425,18 @@ class ApproxDP(Mechanism):
 
 
 @dataclass(frozen=True)
-class Renyi(Mechanism):
+class Renyi(
+    Mechanism,
+    kind="rdp",
+    keys=("alpha", "eps"),
+    spec_help="rdp (alpha,eps[,alpha,eps...])",
+    repeatable=("alpha", "eps"),
+):
     """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017). No single trade-off function."""
 
     orders: tuple[float, ...]
     epsilons: tuple[float, ...]
     has_tradeoff = False
-    kind: ClassVar[str] = "rdp"
-    keys: ClassVar[tuple[str, ...]] = ("alpha", "eps")
-    spec_help: ClassVar[str] = "rdp (alpha,eps[,alpha,eps...])"
-    repeatable: ClassVar[tuple[str, ...]] = ("alpha", "eps")
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Renyi:
@@ -480,16 +485,15 @@ class Renyi(Mechanism):
 
 
 @dataclass(frozen=True)
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(
+    Mechanism, kind="rr", keys=("keep",), spec_help="rr (keep: the chance of the true bit)"
+):
     """Randomized response on one bit (Warner 1965): report the true bit with probability keep > 1/2, the
     other one otherwise. Its trade-off function is T(Bern(keep), Bern(1 - keep)) = f_{eps,0} with
     eps = log(keep / (1 - keep)) (GDP paper eq. 4: the pair behind pure eps-DP), so every representation
     is that of the pure eps-DP guarantee."""
 
     keep: float
-    kind: ClassVar[str] = "rr"
-    keys: ClassVar[tuple[str, ...]] = ("keep",)
-    spec_help: ClassVar[str] = "rr (keep: the chance of the true bit)"
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> RandomizedResponse:
@@ -511,7 +515,7 @@ class RandomizedResponse(Mechanism):
         return self.epsilon, 0.0
 
     def _pure(self) -> ApproxDP:
-        return ApproxDP(self.epsilon)
+        return ApproxDP(self.epsilon, 0.0)
 
     def describe(self) -> str:
         return f"rr:keep={_number(self.keep)}"
