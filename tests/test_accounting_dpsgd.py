@@ -76,11 +76,15 @@ def test_unavailable_methods_are_refused() -> None:
         dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "fixed"), 1e-5, "rdp")
 
 
+def _certified_epsilon(run: dpsgd.Run, delta: float, method: dpsgd.Method | None = None) -> float:
+    return float(dpsgd.certified(run, delta, method or dpsgd.Method()).values[0])
+
+
 def test_certified_epsilon_orders() -> None:
     run = dpsgd.Run(0.01, 1000, 1.0, "poisson")
-    exact = dpsgd.certified_epsilon(run, 1e-5)
-    rdp = dpsgd.certified_epsilon(run, 1e-5, "rdp")
-    classic = dpsgd.certified_epsilon(run, 1e-5, "rdp", conversion="classic")
+    exact = _certified_epsilon(run, 1e-5)
+    rdp = _certified_epsilon(run, 1e-5, dpsgd.Method("rdp"))
+    classic = _certified_epsilon(run, 1e-5, dpsgd.Method("rdp", conversion="classic"))
     assert 0 < exact <= rdp <= classic
 
 
@@ -95,7 +99,7 @@ def test_budget_of_clt_matches_closed_form() -> None:
     from gdpcli.core import gdp
 
     run = dpsgd.Run(MNIST["batch"] / MNIST["n"], 1, MNIST["sigma"])
-    budget = dpsgd.largest_steps(run, 1e-5, 3.0, "clt")
+    budget = dpsgd.largest_steps(run, 1e-5, 3.0, dpsgd.Method("clt"))
     for steps, fits in ((budget.steps, True), (budget.steps + 1, False)):
         mu = run.sampling_rate * math.sqrt(steps * math.expm1(1 / MNIST["sigma"] ** 2))
         assert (gdp.epsilon(1e-5, mu) <= 3.0) is fits
@@ -105,6 +109,6 @@ def test_pld_budget_brackets_truth() -> None:
     run = dpsgd.Run(0.01, 1, 1.0)
     budget = dpsgd.largest_steps(run, 1e-5, 2.0)
     assert budget.epsilon <= 2.0
-    assert dpsgd.certified_epsilon(run.with_steps(budget.steps), 1e-5) <= 2.0
+    assert _certified_epsilon(run.with_steps(budget.steps), 1e-5) <= 2.0
     lower = dpsgd.figures(run.with_steps(budget.exceeds_from), 1e-5, "pld")[1]
     assert lower.guarantee == "lower_bound" and float(lower.values[0]) > 2.0

@@ -132,9 +132,7 @@ def sgd_epsilon_row(
         found[noise] = dpsgd.certified(
             dataclasses.replace(run, noise_multiplier=noise),
             delta,
-            method=method,
-            accuracy=accuracy,
-            conversion=conversion,
+            dpsgd.Method(method, accuracy, conversion),
         )
         return float(found[noise].values[0])
 

@@ -32,7 +32,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -329,33 +328,36 @@ def figures(
     return [figure for name in EVERY if unavailable(run, name) is None for figure in compute[name]()]
 
 
-def certified(
-    run: Run,
-    delta: float,
-    method: str = "auto",
-    *,
-    accuracy: float = DEFAULT_ACCURACY,
-    conversion: str = "optimal",
-) -> Figures:
+@dataclass(frozen=True)
+class Method:
+    """The accountant a budget rests on: --method (one of METHODS but all), the PLD's --accuracy and the RDP
+    --conversion."""
+
+    name: str = "auto"
+    accuracy: float = DEFAULT_ACCURACY
+    conversion: str = "optimal"
+
+
+def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
     """The figure a budget may rely on: the method's smallest figure that bounds epsilon from above (label
     exact or upper_bound; for conversion `all` the smallest over the conversions).
 
     For `clt` the approximation is returned, labelled as such: it never passes a budget check, but
     calibrate --method clt reports it. ComputationError when the method gives no such figure.
     """
-    found = _budget_figures(run, delta, method, accuracy, conversion)
-    if not any(_budget_rests_on(method, f.guarantee) for f in found):
-        raise ComputationError(f"--method {method} gives no upper bound on epsilon for this run")
-    return _smallest(found, lambda guarantee: _budget_rests_on(method, guarantee))
+    found = _budget_figures(run, delta, method)
+    if not any(_budget_rests_on(method.name, f.guarantee) for f in found):
+        raise ComputationError(f"--method {method.name} gives no upper bound on epsilon for this run")
+    return _smallest(found, lambda guarantee: _budget_rests_on(method.name, guarantee))
 
 
-def _budget_figures(run: Run, delta: float, method: str, accuracy: float, conversion: str) -> list[Figures]:
+def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
     """The figures a budget is decided on: the method's, but of a shuffled run only its upper bound (its
     lower bound and the Poisson comparison cannot certify anything and cost a PLD each)."""
     if run.sampling == SHUFFLE:
         check_run(run)
         return [shuffling.upper(run, np.asarray([delta]))]
-    return figures(run, delta, method, accuracy=accuracy, conversion=conversion)
+    return figures(run, delta, method.name, accuracy=method.accuracy, conversion=method.conversion)
 
 
 def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
@@ -367,11 +369,6 @@ def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
 def _smallest(found: list[Figures], kind: Callable[[Guarantee], bool]) -> Figures:
     """The smallest figure whose label is of the kind (the minimum over conversions for rdp all)."""
     return min((f for f in found if kind(f.guarantee)), key=lambda f: float(np.atleast_1d(f.values)[0]))
-
-
-def certified_epsilon(run: Run, delta: float, *args: Any, **kwargs: Any) -> float:
-    """The value of `certified`, called with the same arguments (see there for its label)."""
-    return float(np.atleast_1d(certified(run, delta, *args, **kwargs).values)[0])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -422,32 +419,24 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     return float(gdp.mu(epsilon, delta))
 
 
-def largest_steps(
-    run: Run,
-    delta: float,
-    target_epsilon: float,
-    method: str = "auto",
-    *,
-    accuracy: float = DEFAULT_ACCURACY,
-    conversion: str = "optimal",
-) -> Budget:
-    """The largest number of steps whose certified epsilon (see certified_epsilon) is <= target_epsilon.
+def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method = Method()) -> Budget:
+    """The largest number of steps whose certified epsilon (see `certified`) is <= target_epsilon.
 
     The run's own step count is ignored. Every evaluation is cached; for the exact method the PLD's lower
     bounds then locate the smallest step count that provably exceeds the target (Budget.exceeds_from).
     The certified figure may jitter slightly with T (the PLD grid is chosen per T), so the answer is a T
     whose bound is within the target and whose successor's is not; it is rigorous in any case.
     """
-    if method == "all":
+    if method.name == "all":
         raise InputError("largest_steps needs a single method", "one of " + ", ".join(EVERY))
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
         raise InputError(f"--target-epsilon: must be a positive finite number, got {target_epsilon!r}")
-    _check_method(run, method, conversion)
+    _check_method(run, method.name, method.conversion)
     cache: dict[int, list[Figures]] = {}
 
     def found(steps: int) -> list[Figures]:
         if steps not in cache:
-            cache[steps] = _budget_figures(run.with_steps(steps), delta, method, accuracy, conversion)
+            cache[steps] = _budget_figures(run.with_steps(steps), delta, method)
         return cache[steps]
 
     def value(steps: int, kind: Callable[[Guarantee], bool]) -> float:
@@ -467,7 +456,7 @@ def largest_steps(
         )
 
     def allowed(guarantee: Guarantee) -> bool:
-        return _budget_rests_on(method, guarantee)
+        return _budget_rests_on(method.name, guarantee)
 
     def lower(guarantee: Guarantee) -> bool:
         return guarantee is Guarantee.LOWER_BOUND
@@ -491,7 +480,7 @@ def largest_steps(
     )
     if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
-    if method not in ("auto", "pld") or run.sampling == SHUFFLE or steps >= MAX_STEPS:
+    if method.name not in ("auto", "pld") or run.sampling == SHUFFLE or steps >= MAX_STEPS:
         # PLD lower bounds locate the boundary (a shuffled run's lower bound is of another pair: its gap to
         # the upper bound is no refinement away)
         return budget

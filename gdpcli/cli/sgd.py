@@ -90,9 +90,7 @@ def command(
         budgets = [
             (
                 d,
-                dpsgd.largest_steps(
-                    run, d, target_epsilon, name, accuracy=accuracy, conversion=name_conversion
-                ),
+                dpsgd.largest_steps(run, d, target_epsilon, dpsgd.Method(name, accuracy, name_conversion)),
             )
             for d in deltas
             for name, name_conversion in _budget_methods(run, method, conversion)
