@@ -13,7 +13,10 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
   one step is C_q(G_mu) and the run is C_q(G_mu)^{(x)T}-DP (GDP paper Thm 10), mu the per-step mu;
 - `shuffle`: each epoch a random permutation cut into batches (replace-one neighbours): no tight analysis
   is known, so its figures are a rigorous upper bound without amplification and a rigorous lower bound
-  (gdpcli.accounting.shuffling).
+  (gdpcli.accounting.shuffling);
+- `truncated-poisson`: Poisson batches cut to at most B_max examples (add/remove neighbours), rigorous
+  upper and lower bounds (gdpcli.accounting.truncated_poisson).
+Each scheme that is no composition of sampled steps is a BatchScheme of SCHEMES (gdpcli.accounting.schemes).
 
 With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
@@ -36,8 +39,9 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli import events
-from gdpcli.accounting import Figures, shuffling
+from gdpcli.accounting import Figures, shuffling, truncated_poisson
 from gdpcli.accounting.methods import REGISTRY
+from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
@@ -50,27 +54,38 @@ EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 MAX_STEPS = 10**12
-SHUFFLE = "shuffle"
+SCHEMES: dict[str, BatchScheme] = {
+    scheme.name: scheme for scheme in (shuffling.SCHEME, truncated_poisson.SCHEME)
+}
+"""The batch schemes that are no composition of independently sampled steps (gdpcli.accounting.schemes)."""
 _FINE_STEP = 0.002  # the same after two secant steps
 
 
 @dataclass(frozen=True)
 class Run:
     """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
-    std / C); sensitivity None means the neighbouring relation's own (events.Neighbouring.sensitivity)."""
+    std / C); sensitivity None means the neighbouring relation's own (events.Neighbouring.sensitivity).
+    dataset_size N and max_batch_size matter to schemes that require them (truncated-poisson)."""
 
     sampling_rate: float
     steps: int
     noise_multiplier: float
     sampling: str = "poisson"
     sensitivity: float | None = None
+    dataset_size: int | None = None
+    max_batch_size: int | None = None
+
+    @property
+    def scheme(self) -> BatchScheme | None:
+        """The batch scheme when it is no composition of sampled steps (SCHEMES), else None."""
+        return SCHEMES.get(self.sampling)
 
     @property
     def relation(self) -> events.Neighbouring:
         """The neighbouring relation the guarantee refers to: add/remove (Poisson), replace-one (fixed-size
-        batches and shuffling, where both datasets share the permutation)."""
-        if self.sampling == SHUFFLE:
-            return events.Neighbouring.REPLACE_ONE
+        batches), or the batch scheme's own."""
+        if self.scheme is not None:
+            return self.scheme.relation
         return Sampling(self.sampling).neighbouring
 
     @property
@@ -95,8 +110,8 @@ class Run:
 
     @property
     def epochs(self) -> float:
-        """Passes over the data: T q (T / b for shuffled batches, b of them an epoch)."""
-        if self.sampling == SHUFFLE:
+        """Passes over the data: T q (T / b where an epoch is b = ceil(N / B) batches)."""
+        if self.scheme is not None and self.scheme.epochs_of_batches:
             return self.steps / shuffling.batches_per_epoch(self.sampling_rate)
         return self.steps * self.sampling_rate
 
@@ -106,10 +121,10 @@ class Run:
 
     def spec(self) -> Repeated:
         """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
-        if self.sampling == SHUFFLE:
+        if self.scheme is not None:
             raise ComputationError(
-                "a shuffled run is not a composition of independently sampled steps",
-                "its figures come from gdpcli.accounting.shuffling (gdpcli sgd --sampling shuffle)",
+                f"a {self.sampling} run is not a composition of independently sampled steps",
+                "its figures come from its batch scheme (gdpcli.accounting.schemes)",
             )
         return events.dpsgd(
             self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
@@ -163,7 +178,8 @@ def schedule(
         if not (math.isfinite(epochs) and epochs > 0):
             raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
         ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
-        if sampling == SHUFFLE:
+        scheme = SCHEMES.get(sampling)
+        if scheme is not None and scheme.epochs_of_batches:
             ratio = Fraction(1, shuffling.batches_per_epoch(q))
         steps = math.ceil(_exact_ratio(epochs) / ratio)
     if not 1 <= steps <= MAX_STEPS:
@@ -187,6 +203,12 @@ def check_run(run: Run) -> None:
         raise InputError(f"steps must be in [1, {MAX_STEPS:.0e}], got {run.steps}")
     if run.sampling not in BATCHING:
         raise InputError(f"unknown sampling {run.sampling!r}", "allowed: " + ", ".join(BATCHING))
+    required = dict(run.scheme.requires) if run.scheme is not None else {}
+    for field, option in required.items():
+        if getattr(run, field) is None:
+            raise InputError(f"--sampling {run.sampling} needs {option}")
+    if run.max_batch_size is not None and "max_batch_size" not in required:
+        raise InputError("--max-batch-size caps the batches of --sampling truncated-poisson", "drop it")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -208,12 +230,12 @@ def clt_mu(run: Run) -> float:
 
 def unavailable(run: Run, method: str) -> str | None:
     """Why a method cannot answer for this run (None when it can)."""
-    if run.sampling == SHUFFLE:
+    if run.scheme is not None:
         if method in ("auto", "pld", "all"):
             return None
         return (
-            "shuffled batches are accounted by a rigorous upper bound without amplification and a PLD lower "
-            "bound (use --method auto or pld); no closed form, CLT or RDP analysis of shuffling is known"
+            f"{run.sampling} batches are accounted by the scheme's rigorous upper and lower bounds (use "
+            "--method auto or pld); gdpcli has no closed form, CLT or RDP analysis of them"
         )
     if run.sampling_rate == 1.0:
         return None  # the plain Gaussian mechanism: every method applies
@@ -313,8 +335,8 @@ def figures(
     if not 0 < delta < 1:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
     _check_method(run, method, conversion)
-    if run.sampling == SHUFFLE:
-        return shuffling.figures(run, delta, accuracy)
+    if run.scheme is not None:
+        return run.scheme.figures(run, delta, accuracy)
     compute: dict[str, Callable[[], list[Figures]]] = {
         "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
         "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),
@@ -352,11 +374,11 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
 
 
 def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
-    """The figures a budget is decided on: the method's, but of a shuffled run only its upper bound (its
-    lower bound and the Poisson comparison cannot certify anything and cost a PLD each)."""
-    if run.sampling == SHUFFLE:
+    """The figures a budget is decided on: the method's, but of a batch scheme only its upper bound (its
+    lower bound and comparisons cannot certify anything and cost a PLD each)."""
+    if run.scheme is not None:
         check_run(run)
-        return [shuffling.upper(run, np.asarray([delta]))]
+        return [run.scheme.budget_figure(run, delta, method.accuracy)]
     return figures(run, delta, method.name, accuracy=method.accuracy, conversion=method.conversion)
 
 
@@ -480,9 +502,9 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
     )
     if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
-    if method.name not in ("auto", "pld") or run.sampling == SHUFFLE or steps >= MAX_STEPS:
-        # PLD lower bounds locate the boundary (a shuffled run's lower bound is of another pair: its gap to
-        # the upper bound is no refinement away)
+    if method.name not in ("auto", "pld") or run.scheme is not None or steps >= MAX_STEPS:
+        # PLD lower bounds locate the boundary (a batch scheme's lower bound is of another pair: its gap
+        # to the upper bound is no refinement away)
         return budget
     next_lower = value(steps + 1, lower)
     exceeds_from = steps + 1 if next_lower > target_epsilon else search(lower, steps + 1) + 1

@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import APPROXIMATION, LOWER, UPPER, Figures
+from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.errors import ComputationError
+from gdpcli.events import Neighbouring
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
@@ -92,6 +94,11 @@ def figures(run: Run, delta: float, accuracy: float) -> list[Figures]:
     return found
 
 
+def budget_figure(run: Run, delta: float, accuracy: float) -> Figures:
+    """The figure budgets rest on: the rigorous upper bound (accuracy plays no part in it)."""
+    return upper(run, np.asarray([delta]))
+
+
 def upper(run: Run, deltas: np.ndarray) -> Figures:
     """The rigorous upper bound: epsilon of upper_mu(run)-GDP at each delta."""
     from gdpcli.accounting.accountants import ExactGDP
@@ -120,3 +127,6 @@ def _as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     poisson = dataclasses.replace(run, sampling="poisson", sensitivity=run.step_sensitivity)
     [upper, _] = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)
     return dataclasses.replace(upper, guarantee=APPROXIMATION, method=POISSON_METHOD)
+
+
+SCHEME = BatchScheme("shuffle", Neighbouring.REPLACE_ONE, True, figures, budget_figure)

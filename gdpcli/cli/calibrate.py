@@ -216,7 +216,7 @@ def sgd(
     mus = _targets(mu, "--mu")
     pairs = _epsilon_delta_pairs(epsilon, delta) if mus is None else []
     q, T, n_epochs = run_options.schedule()
-    run = dpsgd.Run(q, T, 1.0, run_options.sampling, run_options.sensitivity)
+    run = run_options.run(q, T, 1.0)
     context = {
         "sampling": run_options.sampling,
         "neighbouring": run.neighbouring,

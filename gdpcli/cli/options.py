@@ -13,13 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gdpcli import vocabulary
 from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported for option defaults
 from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.dpsgd import Run
 
 
 class Choice(str, Enum):
@@ -76,7 +79,11 @@ _HELP: dict[str, str] = {
     "reproduce it with --sampling fixed, give --sensitivity 1.",
     "--sampling": "poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
     "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
-    "bound without amplification and a rigorous lower bound, Chua et al. 2024).",
+    "bound without amplification and a rigorous lower bound, Chua et al. 2024) | truncated-poisson (Poisson "
+    "batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower "
+    "bounds, Chua et al. 2025, arXiv:2508.15089).",
+    "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
+    "uniformly random B_max of them (needs --dataset-size).",
 }
 _KIND: dict[str, Any] = {
     "--format": Format | None,
@@ -98,6 +105,7 @@ _KIND: dict[str, Any] = {
     "--noise-multiplier": float | None,
     "--sensitivity": float | None,
     "--sampling": Batching,
+    "--max-batch-size": int | None,
 }
 _SHORT = {"--format": ("-f",)}
 _METAVAR = {"--format": "FORMAT", "--plot": "FILE"}
@@ -121,6 +129,7 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE"}
     NoiseMultiplierOption,
     SensitivityOption,
     BatchingOption,
+    MaxBatchSizeOption,
 ) = (
     Annotated[kind, typer.Option(flag, *_SHORT.get(flag, ()), metavar=_METAVAR.get(flag), help=_HELP[flag])]
     for flag, kind in _KIND.items()
@@ -343,6 +352,7 @@ class RunOptions:
     steps: int | None
     sampling: Batching
     sensitivity: float | None
+    max_batch_size: int | None
 
     def sampling_rate_of(self) -> float:
         """q from --sampling-rate or --batch-size / --dataset-size."""
@@ -362,6 +372,20 @@ class RunOptions:
         """The run options for the JSON inputs block."""
         return dict(vars(self))
 
+    def run(self, sampling_rate: float, steps: int, noise_multiplier: float) -> Run:
+        """The run these options describe, at this rate, step count and noise."""
+        from gdpcli.accounting import dpsgd
+
+        return dpsgd.Run(
+            sampling_rate,
+            steps,
+            noise_multiplier,
+            self.sampling,
+            self.sensitivity,
+            self.dataset_size,
+            self.max_batch_size,
+        )
+
 
 def run_options(
     dataset_size: DatasetSizeOption = None,
@@ -371,7 +395,10 @@ def run_options(
     steps: StepsOption = None,
     sampling: BatchingOption = "poisson",  # type: ignore[assignment]
     sensitivity: SensitivityOption = None,
+    max_batch_size: MaxBatchSizeOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""
     positive(sensitivity, "--sensitivity")
-    return RunOptions(dataset_size, batch_size, sampling_rate, epochs, steps, sampling, sensitivity)
+    return RunOptions(
+        dataset_size, batch_size, sampling_rate, epochs, steps, sampling, sensitivity, max_batch_size
+    )

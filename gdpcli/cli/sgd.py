@@ -23,6 +23,8 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling fixed   fixed-size batches (Thm 10)
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling shuffle   shuffled batches: upper and lower bounds
       beside what Poisson accounting would claim
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300
+                                                    Poisson batches cut at 300: upper and lower bounds
   gdpcli sgd ... --delta 1e-5 --target-epsilon 3    the most steps (epochs) within epsilon 3
   gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 --delta 1e-5 \\
       --max-epsilon 4                               CI check: exit 3 if epsilon exceeds 4
@@ -75,14 +77,14 @@ def command(
         raise InputError("--max-epsilon checks a run", "give --epochs or --steps with it")
     if budget_only and output.plot:
         raise InputError("--plot draws a run", "give --epochs or --steps with it")
-    if output.plot and run_options.sampling == "shuffle":
-        raise InputError("--plot draws a trade-off curve; a shuffled run has bounds on it", "drop --plot")
     if budget_only:
         q, total = run_options.sampling_rate_of(), None
     else:
         q, total, _ = run_options.schedule()
     sampling = run_options.sampling
-    run = dpsgd.Run(q, total or 1, noise_multiplier, sampling, run_options.sensitivity)
+    run = run_options.run(q, total or 1, noise_multiplier)
+    if output.plot and run.scheme is not None:
+        raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     notes = _skipped(run, method)
     answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
     rows = [_figure_row(run, answer) for answer in answers]

@@ -151,8 +151,8 @@ def test_calibrated_noise_meets_the_target_on_the_upper_bound(gdpcli) -> None:
 @pytest.mark.parametrize(
     ("extra", "code", "words"),
     [
-        (("--method", "clt"), 1, "shuffled batches"),
-        (("--method", "rdp"), 1, "shuffled batches"),
+        (("--method", "clt"), 1, "shuffle batches are accounted by the scheme's rigorous upper and lower"),
+        (("--method", "rdp"), 1, "shuffle batches are accounted by the scheme's rigorous upper and lower"),
         (("--plot", "x.png"), 2, "--plot"),
     ],
 )
