@@ -54,7 +54,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli subsample --sampling') echo 'poisson fixed' ;;
         'gdpcli subsample -f'|'gdpcli subsample --format') echo 'table csv json' ;;
         'gdpcli subsample --plot') echo '@files' ;;
-        'gdpcli sgd --sampling') echo 'poisson fixed shuffle truncated-poisson' ;;
+        'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli sgd --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
@@ -64,7 +64,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli calibrate gaussian -f'|'gdpcli calibrate gaussian --format') echo 'table csv json' ;;
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
-        'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle truncated-poisson' ;;
+        'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli calibrate sgd --method') echo 'auto exact pld rdp clt' ;;
         'gdpcli calibrate sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli calibrate sgd -f'|'gdpcli calibrate sgd --format') echo 'table csv json' ;;

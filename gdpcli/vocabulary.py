@@ -13,9 +13,10 @@ CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 SAMPLING = tuple(scheme.value for scheme in Sampling)
 """--sampling of one step (spec key sampling=, subsample): Poisson (add/remove neighbours) or a fixed-size
 sample (replace-one)."""
-BATCHING = (*SAMPLING, "shuffle", "truncated-poisson")
+BATCHING = (*SAMPLING, "shuffle", "balls-in-bins", "truncated-poisson")
 """--sampling of a DP-SGD run (sgd, calibrate sgd): each step's batch drawn by a scheme of SAMPLING,
-shuffle (each epoch a random permutation cut into batches; replace-one neighbours) or truncated-poisson
+shuffle (each epoch a random permutation cut into batches; replace-one neighbours), balls-in-bins (each
+epoch every example in one uniformly random batch; add/remove neighbours) or truncated-poisson
 (Poisson batches cut to at most --max-batch-size; add/remove neighbours)."""
 FORMATS = ("table", "csv", "json")
 """-f/--format."""

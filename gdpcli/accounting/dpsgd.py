@@ -14,6 +14,8 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
 - `shuffle`: each epoch a random permutation cut into batches (replace-one neighbours): no tight analysis
   is known, so its figures are a rigorous upper bound without amplification and a rigorous lower bound
   (gdpcli.accounting.shuffling);
+- `balls-in-bins`: each epoch every example in one uniformly random batch of b (add/remove neighbours),
+  rigorous upper and lower bounds (gdpcli.accounting.allocation);
 - `truncated-poisson`: Poisson batches cut to at most B_max examples (add/remove neighbours), rigorous
   upper and lower bounds (gdpcli.accounting.truncated_poisson).
 Each scheme that is no composition of sampled steps is a BatchScheme of SCHEMES (gdpcli.accounting.schemes).
@@ -39,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 
 from gdpcli import events
-from gdpcli.accounting import Figures, shuffling, truncated_poisson
+from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
@@ -55,7 +57,7 @@ EVERY = tuple(REGISTRY)
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 MAX_STEPS = 10**12
 SCHEMES: dict[str, BatchScheme] = {
-    scheme.name: scheme for scheme in (shuffling.SCHEME, truncated_poisson.SCHEME)
+    scheme.name: scheme for scheme in (shuffling.SCHEME, allocation.SCHEME, truncated_poisson.SCHEME)
 }
 """The batch schemes that are no composition of independently sampled steps (gdpcli.accounting.schemes)."""
 _FINE_STEP = 0.002  # the same after two secant steps

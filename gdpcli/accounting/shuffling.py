@@ -74,7 +74,7 @@ def figures(run: Run, delta: float, accuracy: float) -> list[Figures]:
     the PLD cannot compute (epsilon beyond its range) is left out with a note on the upper bound."""
     deltas = np.asarray([delta])
     found, missing = [upper(run, deltas)], []
-    for name, compute in ((LOWER_METHOD, _lower), (POISSON_METHOD, _as_poisson)):
+    for name, compute in ((LOWER_METHOD, _lower), (POISSON_METHOD, as_poisson)):
         try:
             found.append(compute(run, deltas, accuracy))
         except ComputationError as error:
@@ -121,7 +121,7 @@ def _lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     return Figures(np.atleast_1d(bounds.lower), LOWER, LOWER_METHOD, details=details)
 
 
-def _as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
+def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     from gdpcli.accounting.accountants import NumericalPLD
 
     poisson = dataclasses.replace(run, sampling="poisson", sensitivity=run.step_sensitivity)

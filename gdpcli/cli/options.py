@@ -79,7 +79,9 @@ _HELP: dict[str, str] = {
     "reproduce it with --sampling fixed, give --sensitivity 1.",
     "--sampling": "poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
     "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
-    "bound without amplification and a rigorous lower bound, Chua et al. 2024) | truncated-poisson (Poisson "
+    "bound without amplification and a rigorous lower bound, Chua et al. 2024) | balls-in-bins (each epoch "
+    "every example in one uniformly random batch, add/remove neighbours: rigorous upper and lower bounds, "
+    "Chua et al. 2025, Feldman and Shenfeld 2025) | truncated-poisson (Poisson "
     "batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower "
     "bounds, Chua et al. 2025, arXiv:2508.15089).",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "

@@ -23,6 +23,8 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling fixed   fixed-size batches (Thm 10)
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling shuffle   shuffled batches: upper and lower bounds
       beside what Poisson accounting would claim
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling balls-in-bins   each example in one random
+                                                    batch an epoch: upper and lower bounds
   gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300
                                                     Poisson batches cut at 300: upper and lower bounds
   gdpcli sgd ... --delta 1e-5 --target-epsilon 3    the most steps (epochs) within epsilon 3
