@@ -14,14 +14,14 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon -f --format --plot -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format -h --help' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format -h --help' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format -h --help' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format -h --help' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale -f --format -h --help' ;;
     esac
 }
 
@@ -30,12 +30,12 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot' ;;
         'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon -f --format --plot' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --epsilon --delta --mu --method --conversion --tolerance --accuracy -f --format' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale -f --format' ;;
     esac
 }
 
@@ -55,6 +55,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli subsample -f'|'gdpcli subsample --format') echo 'table csv json' ;;
         'gdpcli subsample --plot') echo '@files' ;;
         'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli sgd --schedule') echo '@files' ;;
         'gdpcli sgd --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
@@ -65,8 +66,10 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
         'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli calibrate sgd --schedule') echo '@files' ;;
         'gdpcli calibrate sgd --method') echo 'auto exact pld rdp clt' ;;
         'gdpcli calibrate sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
+        'gdpcli calibrate sgd --scale') echo 'all last' ;;
         'gdpcli calibrate sgd -f'|'gdpcli calibrate sgd --format') echo 'table csv json' ;;
     esac
 }

@@ -19,7 +19,7 @@ function __gdpcli_value_options --description 'The options of a command path tha
         case 'gdpcli subsample'
             printf '%s\n' '--rate' '--sampling' '--delta' '--epsilon' '--alpha' '--accuracy' '--max-epsilon' '--max-delta' '-f' '--format' '--plot'
         case 'gdpcli sgd'
-            printf '%s\n' '--dataset-size' '--batch-size' '--sampling-rate' '--epochs' '--steps' '--sampling' '--sensitivity' '--max-batch-size' '--noise-multiplier' '--delta' '--method' '--conversion' '--accuracy' '--target-epsilon' '--max-epsilon' '-f' '--format' '--plot'
+            printf '%s\n' '--dataset-size' '--batch-size' '--sampling-rate' '--epochs' '--steps' '--sampling' '--sensitivity' '--max-batch-size' '--schedule' '--noise-multiplier' '--delta' '--method' '--conversion' '--accuracy' '--target-epsilon' '--max-epsilon' '--runs' '-f' '--format' '--plot'
         case 'gdpcli gdpt-identify'
             printf '%s\n' '--precision' '--eps-head' '-f' '--format' '--plot'
         case 'gdpcli calibrate gaussian'
@@ -29,7 +29,7 @@ function __gdpcli_value_options --description 'The options of a command path tha
         case 'gdpcli calibrate family'
             printf '%s\n' '--noise' '--epsilon' '--delta' '-f' '--format'
         case 'gdpcli calibrate sgd'
-            printf '%s\n' '--dataset-size' '--batch-size' '--sampling-rate' '--epochs' '--steps' '--sampling' '--sensitivity' '--max-batch-size' '--epsilon' '--delta' '--mu' '--method' '--conversion' '--tolerance' '--accuracy' '-f' '--format'
+            printf '%s\n' '--dataset-size' '--batch-size' '--sampling-rate' '--epochs' '--steps' '--sampling' '--sensitivity' '--max-batch-size' '--schedule' '--epsilon' '--delta' '--mu' '--method' '--conversion' '--tolerance' '--accuracy' '--scale' '-f' '--format'
     end
 end
 
@@ -109,6 +109,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l steps -x -d 'Number of steps T
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l sampling -x -a 'poisson fixed shuffle balls-in-bins truncated-poisson' -d 'poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper bound without amplification and a rigorous lower bound, Chua et al. 2024) | balls-in-bins (each epoch every example in one uniformly random batch, add/remove neighbours: rigorous upper and lower bounds, Chua et al. 2025, Feldman and Shenfeld 2025) | truncated-poisson (Poisson batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower bounds, Chua et al. 2025, arXiv:2508.15089).'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l sensitivity -x -d 'One step\'s L2 sensitivity in units of C (default: the neighbouring relation\'s, 1 for add/remove, 2 for replace-one). The GDP paper\'s NoisySGD measures sigma in units of 2C: to reproduce it with --sampling fixed, give --sensitivity 1.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l max-batch-size -x -d 'The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a uniformly random B_max of them (needs --dataset-size).'
+complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l schedule -r -F -d 'A run in phases, composed exactly: a CSV (header: steps|epochs, batch_size|sampling_rate, noise_multiplier[, sampling, sensitivity]) or JSON file of phases, an Opacus accountant history (JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l noise-multiplier -x -d 'Noise standard deviation / clipping norm C (sigma), as in Opacus, TF Privacy, dp-accounting.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l delta -x -d 'delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l method -x -a 'auto exact pld clt berry-esseen rdp all' -d 'auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact (closed form only) | pld (rigorous PLD bounds) | clt (CLT approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size only; an approximation when q < 1, its functionals come from quadrature without a proven error bound) | rdp (moments accountant, Poisson) | all.'
@@ -116,6 +117,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l conversion -x -a 'classic impr
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l accuracy -x -d 'Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower <= accuracy x (lower + 0.1), i.e. relative for large epsilon, absolute accuracy/10 near 0; delta: upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l target-epsilon -x -d 'Budget: the largest number of repetitions whose rigorous epsilon stays <= this.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l max-epsilon -x -d 'Budget check: exit 3 if the rigorous epsilon exceeds this.'
+complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l runs -x -d 'K identical runs on the same data (a hyper-parameter search): their K-fold composition.'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -s f -l format -x -a 'table csv json' -d 'Output format: table | csv | json (default: table on a terminal, csv otherwise).'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -l plot -r -F -d 'Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install \'gdpcli[plot]\').'
 complete -c gdpcli -n '__gdpcli_is gdpcli sgd' -s h -l help -d 'Show this message and exit.'
@@ -158,6 +160,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l steps -x -d 'Number 
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l sampling -x -a 'poisson fixed shuffle balls-in-bins truncated-poisson' -d 'poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper bound without amplification and a rigorous lower bound, Chua et al. 2024) | balls-in-bins (each epoch every example in one uniformly random batch, add/remove neighbours: rigorous upper and lower bounds, Chua et al. 2025, Feldman and Shenfeld 2025) | truncated-poisson (Poisson batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower bounds, Chua et al. 2025, arXiv:2508.15089).'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l sensitivity -x -d 'One step\'s L2 sensitivity in units of C (default: the neighbouring relation\'s, 1 for add/remove, 2 for replace-one). The GDP paper\'s NoisySGD measures sigma in units of 2C: to reproduce it with --sampling fixed, give --sensitivity 1.'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l max-batch-size -x -d 'The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a uniformly random B_max of them (needs --dataset-size).'
+complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l schedule -r -F -d 'A run in phases, composed exactly: a CSV (header: steps|epochs, batch_size|sampling_rate, noise_multiplier[, sampling, sensitivity]) or JSON file of phases, an Opacus accountant history (JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l epsilon -x -d 'Target epsilon(s): E, E1,E2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l delta -x -d 'Target delta(s) in (0, 1): D, D1,D2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l mu -x -d 'Target GDP mu(s) > 0: M, M1,M2,... or START:STOP:NUM.'
@@ -165,5 +168,6 @@ complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l method -x -a 'auto e
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l conversion -x -a 'classic improved lemma1 lemma2 optimal all' -d 'RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l tolerance -x -d 'Relative search tolerance on the noise multiplier.'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l accuracy -x -d 'Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower <= accuracy x (lower + 0.1), i.e. relative for large epsilon, absolute accuracy/10 near 0; delta: upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.'
+complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -l scale -x -a 'all last' -d 'With --schedule: scale every phase\'s noise multiplier (all) or the last phase\'s (last).'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -s f -l format -x -a 'table csv json' -d 'Output format: table | csv | json (default: table on a terminal, csv otherwise).'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate sgd' -s h -l help -d 'Show this message and exit.'

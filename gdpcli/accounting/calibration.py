@@ -149,6 +149,39 @@ def sgd_epsilon_row(
     }
 
 
+def schedule_epsilon_row(
+    epsilon: float,
+    delta: float,
+    phases: tuple[Run, ...],
+    method: dpsgd.Method,
+    last_only: bool,
+    tolerance: float,
+) -> dict:
+    """The smallest factor c by which every noise multiplier (or the last phase's) can be scaled so that
+    the schedule's certified epsilon at delta (schedules.certified) is <= epsilon; the scaled noise
+    multipliers come with it (issue 14 item 5)."""
+    from gdpcli.accounting import schedules
+
+    found: dict[float, Figures] = {}
+
+    def epsilon_of(factor: float) -> float:
+        scaled = schedules.merged(schedules.scaled(phases, factor, last_only))
+        found[factor] = schedules.certified(scaled, delta, method)
+        return float(found[factor].values[0])
+
+    search = calibrate.smallest_noise(epsilon_of, epsilon, 0.9, 1.1, rtol=tolerance)
+    figure = found[search.noise]
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "scale": search.noise,
+        "noise_multipliers": [p.noise_multiplier for p in schedules.scaled(phases, search.noise, last_only)],
+        "achieved_epsilon": search.value,
+        "guarantee": figure.guarantee,
+        "method": figure.method,
+    }
+
+
 def sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
     """The smallest noise multiplier whose CLT mu (GDP paper Cor. 4, or the Poisson formula) is <= mu.
 

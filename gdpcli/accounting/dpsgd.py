@@ -190,6 +190,21 @@ def schedule(
     return q, run.steps, run.epochs
 
 
+def repeated(run: Run, runs: int) -> Run:
+    """K identical runs on the same data (a hyper-parameter search): their K-fold composition, the run of
+    K T steps, each step (and epoch) a fresh draw of its batch. Where an epoch is b batches (shuffling,
+    balls-in-bins) that holds only when each run ends at an epoch boundary; InputError otherwise."""
+    if runs > 1 and run.scheme is not None and run.scheme.epochs_of_batches:
+        batches = shuffling.batches_per_epoch(run.sampling_rate)
+        if run.steps % batches:
+            raise InputError(
+                f"--runs with --sampling {run.sampling} needs whole epochs of {batches} steps each, got "
+                f"{run.steps}",
+                "each run's partial epoch is a fresh one",
+            )
+    return run.with_steps(run.steps * runs)
+
+
 def check_run(run: Run) -> None:
     """InputError unless sigma > 0 and the sensitivity are finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the
     sampling is known."""

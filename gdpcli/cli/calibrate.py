@@ -7,12 +7,15 @@ or `mu`; lists and ranges give one row per target.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.dpsgd import Method
 
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families).",
@@ -175,9 +178,12 @@ Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --epsilon 3 --delta 1e-5 \\
       --method rdp                                  the moments accountant's (larger) noise
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
+  gdpcli calibrate sgd --schedule phases.csv --epsilon 3 --delta 1e-5 --scale last
+                                                    the last phase's noise for the whole schedule's target
 """
 
 SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))
+Scale = options.choices("Scale", ("all", "last"))
 
 
 @app.command(epilog=SGD_EPILOG)
@@ -202,6 +208,13 @@ def sgd(
         float, typer.Option("--tolerance", help="Relative search tolerance on the noise multiplier.")
     ] = 1e-3,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
+    scale: Annotated[
+        Scale,
+        typer.Option(
+            "--scale",
+            help="With --schedule: scale every phase's noise multiplier (all) or the last phase's (last).",
+        ),
+    ] = "all",
     fmt: options.FormatOption = None,
 ) -> None:
     """The smallest DP-SGD noise multiplier for a target (epsilon, delta) or mu, rounded to the safe side."""
@@ -215,7 +228,10 @@ def sgd(
         raise InputError("give either --mu or --epsilon with --delta", "not both")
     mus = _targets(mu, "--mu")
     pairs = _epsilon_delta_pairs(epsilon, delta) if mus is None else []
-    q, T, n_epochs = run_options.schedule()
+    if run_options.schedule is not None:
+        _schedule(run_options, pairs, dpsgd.Method(method, accuracy, conversion), scale, tolerance, fmt)
+        return
+    q, T, n_epochs = run_options.rate_and_steps()
     run = run_options.run(q, T, 1.0)
     context = {
         "sampling": run_options.sampling,
@@ -244,5 +260,39 @@ def sgd(
     )
     result = output.Result(
         "calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes, ("noise_multiplier",)
+    )
+    output.emit(result, fmt)
+
+
+def _schedule(
+    run_options: options.RunOptions,
+    pairs: list[tuple[float, float]],
+    method: Method,
+    scale: str,
+    tolerance: float,
+    fmt: options.Format | None,
+) -> None:
+    """calibrate sgd --schedule: the least scale of the noise multipliers (all, or the last phase's) that
+    meets each (epsilon, delta) target on the schedule's rigorous upper bound."""
+    from gdpcli.accounting import calibration
+    from gdpcli.cli import output
+
+    if not pairs:
+        raise InputError("--mu cannot go with --schedule", "give --epsilon with --delta")
+    if method.name == "clt":
+        raise InputError("--method clt cannot certify a schedule", "use auto, pld or rdp")
+    phases = run_options.phases()
+    rows = [
+        calibration.schedule_epsilon_row(e, d, phases, method, scale == "last", tolerance) for e, d in pairs
+    ]
+    notes = ["fed back to `gdpcli sgd --schedule` with the scaled noise multipliers, epsilon <= the target"]
+    inputs = options.echo_inputs(
+        schedule=run_options.schedule,
+        scale=scale,
+        **options.method_inputs(method.name, method.conversion, method.accuracy),
+        tolerance=tolerance,
+    )
+    result = output.Result(
+        "calibrate sgd", inputs, rows, "gdpcli calibrate sgd --schedule", notes, ("scale",)
     )
     output.emit(result, fmt)

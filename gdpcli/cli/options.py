@@ -84,6 +84,9 @@ _HELP: dict[str, str] = {
     "Chua et al. 2025, Feldman and Shenfeld 2025) | truncated-poisson (Poisson "
     "batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower "
     "bounds, Chua et al. 2025, arXiv:2508.15089).",
+    "--schedule": "A run in phases, composed exactly: a CSV (header: steps|epochs, batch_size|sampling_rate, "
+    "noise_multiplier[, sampling, sensitivity]) or JSON file of phases, an Opacus accountant history "
+    "(JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
     "uniformly random B_max of them (needs --dataset-size).",
 }
@@ -108,9 +111,10 @@ _KIND: dict[str, Any] = {
     "--sensitivity": float | None,
     "--sampling": Batching,
     "--max-batch-size": int | None,
+    "--schedule": str | None,
 }
 _SHORT = {"--format": ("-f",)}
-_METAVAR = {"--format": "FORMAT", "--plot": "FILE"}
+_METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
 (
     FormatOption,
     DeltaOption,
@@ -132,6 +136,7 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE"}
     SensitivityOption,
     BatchingOption,
     MaxBatchSizeOption,
+    ScheduleOption,
 ) = (
     Annotated[kind, typer.Option(flag, *_SHORT.get(flag, ()), metavar=_METAVAR.get(flag), help=_HELP[flag])]
     for flag, kind in _KIND.items()
@@ -355,6 +360,7 @@ class RunOptions:
     sampling: Batching
     sensitivity: float | None
     max_batch_size: int | None
+    schedule: str | None
 
     def sampling_rate_of(self) -> float:
         """q from --sampling-rate or --batch-size / --dataset-size."""
@@ -362,7 +368,7 @@ class RunOptions:
 
         return dpsgd.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
 
-    def schedule(self) -> tuple[float, int, float]:
+    def rate_and_steps(self) -> tuple[float, int, float]:
         """(q, T, epochs) of the run (see dpsgd.schedule)."""
         from gdpcli.accounting import dpsgd
 
@@ -373,6 +379,11 @@ class RunOptions:
     def echo(self) -> dict[str, Any]:
         """The run options for the JSON inputs block."""
         return dict(vars(self))
+
+    def phases(self) -> tuple[Run, ...]:
+        """The phases of --schedule (see gdpcli.accounting.schedules)."""
+        assert self.schedule is not None
+        return read_schedule(self.schedule, self.dataset_size)
 
     def run(self, sampling_rate: float, steps: int, noise_multiplier: float) -> Run:
         """The run these options describe, at this rate, step count and noise."""
@@ -398,9 +409,44 @@ def run_options(
     sampling: BatchingOption = "poisson",  # type: ignore[assignment]
     sensitivity: SensitivityOption = None,
     max_batch_size: MaxBatchSizeOption = None,
+    schedule: ScheduleOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""
     positive(sensitivity, "--sensitivity")
+    given = {
+        "--batch-size": batch_size,
+        "--sampling-rate": sampling_rate,
+        "--epochs": epochs,
+        "--steps": steps,
+    }
+    given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size}
+    clashing = [option for option, value in given.items() if value is not None]
+    if schedule is not None and (clashing or sampling != "poisson"):
+        raise InputError(
+            f"--schedule gives the phases; {(clashing or ['--sampling'])[0]} cannot go with it",
+            "put it in the schedule's columns",
+        )
     return RunOptions(
-        dataset_size, batch_size, sampling_rate, epochs, steps, sampling, sensitivity, max_batch_size
+        dataset_size,
+        batch_size,
+        sampling_rate,
+        epochs,
+        steps,
+        sampling,
+        sensitivity,
+        max_batch_size,
+        schedule,
     )
+
+
+def read_schedule(path: str, dataset_size: int | None) -> tuple[Run, ...]:
+    """--schedule FILE (- for stdin) read into phases; InputError for an unreadable file or a bad schedule."""
+    import sys
+
+    from gdpcli.accounting import schedules
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"--schedule: cannot read {path}: {error}") from None
+    return schedules.read(text, dataset_size)

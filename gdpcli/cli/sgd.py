@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdpcli.accounting import Answer
-    from gdpcli.accounting.dpsgd import Budget, Run
+    from gdpcli.accounting.dpsgd import Budget, Method, Run
 
 EPILOG = """\b
 Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) = 14063 steps):
@@ -34,6 +35,13 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
   (... stands for --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1)
 """
 
+RunsOption = Annotated[
+    int,
+    typer.Option(
+        "--runs",
+        help="K identical runs on the same data (a hyper-parameter search): their K-fold composition.",
+    ),
+]
 METHOD_HELP = (
     "auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact "
     "(closed form only) | pld (rigorous PLD bounds) | clt (CLT "
@@ -54,6 +62,7 @@ def command(
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     target_epsilon: options.TargetEpsilonOption = None,
     max_epsilon: options.MaxEpsilonOption = None,
+    runs: RunsOption = 1,
     output: options.Output,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
@@ -64,9 +73,23 @@ def command(
     options.positive(noise_multiplier, "--noise-multiplier")
     options.positive(target_epsilon, "--target-epsilon")
     options.positive(max_epsilon, "--max-epsilon")
+    if runs < 1:
+        raise InputError(f"--runs: must be a whole number >= 1, got {runs}")
     if delta is None:
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
     deltas = options.deltas(delta)
+    if run_options.schedule is not None:
+        for option, value in (("--noise-multiplier", noise_multiplier), ("--target-epsilon", target_epsilon)):
+            if value is not None:
+                raise InputError(
+                    f"{option} cannot go with --schedule",
+                    "the schedule's phases carry their noise; calibrate sgd --schedule scales it",
+                )
+        if output.plot:
+            raise InputError("--plot draws one run", "drop --plot with --schedule")
+        method_choice = dpsgd.Method(method, accuracy, conversion)
+        _schedule(run_options, runs, deltas, method_choice, max_epsilon, output)
+        return
     if noise_multiplier is None:
         raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
     if max_epsilon is not None and method == "clt":
@@ -81,10 +104,13 @@ def command(
         raise InputError("--plot draws a run", "give --epochs or --steps with it")
     if budget_only:
         q, total = run_options.sampling_rate_of(), None
+        if runs != 1:
+            raise InputError("--runs composes runs of a given length", "give --epochs or --steps with it")
     else:
-        q, total, _ = run_options.schedule()
+        q, total, _ = run_options.rate_and_steps()
     sampling = run_options.sampling
-    run = run_options.run(q, total or 1, noise_multiplier)
+    run = dpsgd.repeated(run_options.run(q, total or 1, noise_multiplier), runs)
+    total = None if budget_only else run.steps
     if output.plot and run.scheme is not None:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     notes = _skipped(run, method)
@@ -117,6 +143,51 @@ def command(
         _plot(output.plot, f"{title}, T = {run.steps}", run, accuracy)
     quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
     emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
+    check_budget(answers, max_epsilon=max_epsilon)
+
+
+def _schedule(
+    run_options: options.RunOptions,
+    runs: int,
+    deltas: list[float],
+    method: Method,
+    max_epsilon: float | None,
+    output: options.Output,
+) -> None:
+    """sgd --schedule: the phases (merged, times --runs) composed by method, one row per figure."""
+    import numpy as np
+
+    from gdpcli.accounting import Answer, check_budget, schedules
+    from gdpcli.cli import queries
+    from gdpcli.cli.output import Result, emit
+
+    phases = schedules.merged(run_options.phases(), runs)
+    answers = [
+        Answer("delta", np.array([delta]), figure)
+        for delta in deltas
+        for figure in schedules.figures(phases, delta, method)
+    ]
+    context = {
+        "phases": len(phases),
+        "neighbouring": phases[0].neighbouring,
+        "steps": sum(phase.steps for phase in phases),
+        "epochs": schedules.epochs(phases),
+    }
+    rows = [
+        context
+        | {"delta": float(answer.queries[0]), "epsilon": float(answer.figure.values[0])}
+        | {"guarantee": answer.figure.guarantee, "method": answer.figure.method}
+        for answer in answers
+    ]
+    inputs = options.echo_inputs(
+        schedule=[dataclasses.asdict(phase) for phase in phases],
+        runs=runs,
+        delta=deltas,
+        **options.method_inputs(method.name, method.conversion, method.accuracy),
+        max_epsilon=max_epsilon,
+    )
+    title = f"gdpcli sgd: a schedule of {len(phases)} phases ({phases[0].neighbouring})"
+    emit(Result("sgd", inputs, rows, title, queries.notes_of(answers), ("epsilon",)), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 
