@@ -97,6 +97,8 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":
         return ("mu",)
+    if option == "--scale":
+        return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
     methods = {
         "gdpcli convert": (*vocabulary.METHODS, *vocabulary.CONVERSIONS),
         "gdpcli compose": vocabulary.METHODS,
