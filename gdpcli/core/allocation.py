@@ -39,7 +39,7 @@ Y_max = e^{s z - s^2/2}); partial sums above T = N h, dropped from the convoluti
 E_Q[(S'/b) 1{S' > T}] <= e^{-theta T} M1(theta) M(theta)^(b-1) and Q(S' > T) <= e^{-theta T} M(theta)^b,
 M(theta) = E[e^{theta Y'}; Y' <= Y_max], M1(theta) = E[Y' e^{theta Y'}; Y' <= Y_max] (lattice sums;
 partial sums are at most the whole, all terms being >= 0); and the FFT round-off, estimated as the PLD
-engine estimates its own (pld._fft_error, ten times, as pld._ROUND_OFF_SAFETY), times the largest weight
+engine estimates its own (pld.fft_error, ten times, as pld.ROUND_OFF_SAFETY), times the largest weight
 of a mass in the profile (T / b for remove, 1 for add). The lower pair subtracts the same round-off.
 """
 
@@ -52,8 +52,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from gdpcli.core.pld import _ROUND_OFF_SAFETY, DominatingPair, _fft_convolve, _fft_error
-from gdpcli.core.shuffle import _check  # (s, b) validated as for the max test
+from gdpcli.core.pld import ROUND_OFF_SAFETY, DominatingPair, fft_convolve, fft_error
+from gdpcli.core.shuffle import check_pair_inputs
 
 Profile = Callable[[np.ndarray], np.ndarray]
 
@@ -143,9 +143,9 @@ def _fit(masses: np.ndarray, points: int, clamp: bool) -> np.ndarray:
 
 def _convolve(a: np.ndarray, b: np.ndarray, points: int, clamp: bool) -> tuple[np.ndarray, float]:
     """a * b on points 0..points-1 (_fit), and the estimated l1 round-off of its FFT relative to
-    |a|_1 |b|_1 <= 1 (pld._fft_error)."""
-    full = _fft_convolve(a, b, square=a is b)
-    return _fit(full, points, clamp), _fft_error(full.size)
+    |a|_1 |b|_1 <= 1 (pld.fft_error)."""
+    full = fft_convolve(a, b, square=a is b)
+    return _fit(full, points, clamp), fft_error(full.size)
 
 
 def _power(masses: np.ndarray, times: int, points: int, clamp: bool) -> tuple[np.ndarray | None, float]:
@@ -198,7 +198,7 @@ def spacing_for(shift: float, accuracy: float) -> float:
 def lattice(shift: float, batches: int, accuracy: float) -> Lattice:
     """The lattice for one epoch at this accuracy: spacing_for the accuracy, coarser where Y_max or the
     Chernoff top T would need more than _MAX_CELLS points; cells up to Y_max, points up to T."""
-    s, b = _check(shift, batches)
+    s, b = check_pair_inputs(shift, batches)
     y_max = _y_max(s, b)
     h = max(spacing_for(s, accuracy), y_max / (_MAX_CELLS - 1))
     thetas = _THETAS / y_max
@@ -220,7 +220,7 @@ def _tail_constants(grid: Lattice, round_off: float) -> tuple[float, float]:
     chernoff_add = float(np.exp(np.min(b * grid.log_m - exponent)))
     event_remove = special.ndtr(s - z) + (b - 1) * special.ndtr(-z)
     event_add = b * special.ndtr(-z)
-    slack = _ROUND_OFF_SAFETY * round_off
+    slack = ROUND_OFF_SAFETY * round_off
     return (
         float(event_remove + chernoff_remove + slack * max(grid.top / b, 1.0)),
         float(event_add + chernoff_add + slack),
@@ -326,7 +326,7 @@ def lower_pair(shift: float, batches: int, accuracy: float) -> tuple[DominatingP
     else:
         (q, fresh_q), (p, fresh_p) = (_convolve(rest, c, grid.points, clamp=True) for c in (q_cell, p_cell))
         error += max(fresh_q, fresh_p)
-    slack = _ROUND_OFF_SAFETY * error
+    slack = ROUND_OFF_SAFETY * error
     pair = DominatingPair(
         remove=_discrete_profile(p, q, (slack, slack)), add=_discrete_profile(q, p, (slack, slack))
     )

@@ -50,7 +50,7 @@ MAX_POINTS = 2**25
 
 _MAX_LOSS = 700.0  # e^{+-700} still fits in a float64
 _EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would reach _MAX_LOSS
-_ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
+ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
 _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
@@ -494,7 +494,7 @@ def _moved_round_off(pld: DiscretePLD, first: int, last: int, *, pessimistic: bo
     return replace(error, log_tilted=log_tilted, infinity=error.infinity + to_infinity)
 
 
-def _fft_convolve(a: np.ndarray, b: np.ndarray, square: bool) -> np.ndarray:
+def fft_convolve(a: np.ndarray, b: np.ndarray, square: bool) -> np.ndarray:
     """The non-negative linear convolution of a and b by a real FFT (one forward transform for a square)."""
     from scipy import fft  # on first composition only: closed forms that share DiscretePLD stay light
 
@@ -505,7 +505,7 @@ def _fft_convolve(a: np.ndarray, b: np.ndarray, square: bool) -> np.ndarray:
     return np.maximum(fft.irfft(spectrum, length)[:size], 0.0)
 
 
-def _fft_error(size: int) -> float:
+def fft_error(size: int) -> float:
     """Relative l1 round-off of one FFT convolution of length `size`: eps_machine log2(size), so that the
     l1 error of all entries together is at most it times ||a||_1 ||b||_1 (measured errors are about a
     fifth of it)."""
@@ -537,15 +537,15 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
     size = a.size + b.size - 1
     _check_size(2 * size, max_points)
     square = first is second
-    relative = _fft_error(size)
-    plain = _fft_convolve(a, b, square)
+    relative = fft_error(size)
+    plain = fft_convolve(a, b, square)
     fresh = relative * float(a.sum()) * float(b.sum())
     error_a, error_b = first.round_off, second.round_off
     tilt = error_a.tilt
     if tilt <= 0.0:
         return plain, RoundOff(untilted=error_a.untilted + error_b.untilted + fresh)
     (tilted_a, scale_a), (tilted_b, scale_b) = _log_tilted(first, tilt), _log_tilted(second, tilt)
-    tilted = _fft_convolve(tilted_a, tilted_b, square)
+    tilted = fft_convolve(tilted_a, tilted_b, square)
     losses = (first.lowest_index + second.lowest_index + np.arange(size)) * first.interval
     with np.errstate(divide="ignore", over="ignore"):  # inf only where the plain run is taken
         untilted = np.exp(np.log(tilted) + (scale_a + scale_b) - tilt * losses)
@@ -664,8 +664,8 @@ class Composed:
         return max(p.round_off.untilted for p in self.upper + self.lower)
 
     def round_off_at(self, epsilon: ArrayLike) -> np.ndarray:
-        """_ROUND_OFF_SAFETY times the largest round-off bound of the composed profiles at each eps."""
-        return _ROUND_OFF_SAFETY * np.max([p.round_off.at(epsilon) for p in self.upper + self.lower], axis=0)
+        """ROUND_OFF_SAFETY times the largest round-off bound of the composed profiles at each eps."""
+        return ROUND_OFF_SAFETY * np.max([p.round_off.at(epsilon) for p in self.upper + self.lower], axis=0)
 
     def points(self) -> int:
         """The size of the largest composed array."""
@@ -966,7 +966,7 @@ def predicted_round_off(components: Components) -> float:
     """The round-off a plain (untilted) composition is expected to carry (Composed.round_off_at): with
     repeated squaring each copy contributes about two FFT errors of an array of up to 2^20 points."""
     copies = sum(int(count) for _, count in components)
-    return _ROUND_OFF_SAFETY * 2.0 * copies * _fft_error(2**20)
+    return ROUND_OFF_SAFETY * 2.0 * copies * fft_error(2**20)
 
 
 def _epsilons(plds: Sequence[DiscretePLD], deltas: np.ndarray) -> np.ndarray:

@@ -83,7 +83,7 @@ _EPS = float(np.finfo(float).eps)
 _TAIL = 1e-18  # P- and Q-mass of the loss outside max_test_pair's loss_range (each end)
 
 
-def _check(shift: float, batches: int) -> tuple[float, int]:
+def check_pair_inputs(shift: float, batches: int) -> tuple[float, int]:
     """Validated (s, b): 0 < s < inf and an integer b >= 1."""
     shift = float(shift)
     if not (np.isfinite(shift) and shift > 0.0):
@@ -95,7 +95,7 @@ def _check(shift: float, batches: int) -> tuple[float, int]:
 
 def _check_pair(high: float, batches: int, low: float) -> tuple[float, float, int]:
     """Validated (high, low, b): 0 <= low < high < inf and an integer b >= 1."""
-    high, b = _check(high, batches)
+    high, b = check_pair_inputs(high, batches)
     low = float(low)
     if not (np.isfinite(low) and 0.0 <= low < high):
         raise InputError(f"the lower shift must satisfy 0 <= low < high = {high!r}, got {low!r}")
