@@ -69,3 +69,14 @@ def test_bad_input_is_refused(gdpcli, extra: tuple[str, ...], code: int, message
     outcome = gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra)
     assert outcome.code == code
     assert message in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
+
+
+def test_calibrated_noise_round_trips(gdpcli) -> None:
+    """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target."""
+    data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60")
+    data += ("--sampling", "truncated-poisson", "--max-batch-size", "300")
+    [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
+    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
+    noise = repr(row["noise_multiplier"])
+    fed_back = rows_of(gdpcli("sgd", *data, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
+    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
