@@ -25,7 +25,7 @@ BASH = ROOT / "completions" / "gdpcli.bash"
 ZSH = ROOT / "completions" / "_gdpcli"
 FISH = ROOT / "completions" / "gdpcli.fish"
 PAGES = sorted((ROOT / "man").glob("*.1"))
-SUBCOMMANDS = ("convert", "compose", "subsample", "sgd", "calibrate", "gdpt-identify", "completion")
+SUBCOMMANDS = ("convert", "compose", "subsample", "sgd", "calibrate", "gdpt-identify", "risk", "completion")
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO")
 needs = {
     name: pytest.mark.skipif(shutil.which(name) is None, reason=f"{name} is not installed")
@@ -92,7 +92,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
     if option in ("-f", "--format"):
         return vocabulary.FORMATS
     if option == "--sampling":
-        return vocabulary.BATCHING if path.endswith("sgd") else vocabulary.SAMPLING
+        return vocabulary.BATCHING if path.endswith(("sgd", "risk")) else vocabulary.SAMPLING
     if option == "--conversion":
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":
@@ -103,6 +103,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
         "gdpcli convert": (*vocabulary.METHODS, *vocabulary.CONVERSIONS),
         "gdpcli compose": vocabulary.METHODS,
         "gdpcli sgd": vocabulary.METHODS,
+        "gdpcli risk": vocabulary.METHODS,
         "gdpcli calibrate sgd": ("auto", "exact", "pld", "rdp", "clt"),
     }
     assert option == "--method" and path in methods, f"{path} {option}: add what it accepts to this table"

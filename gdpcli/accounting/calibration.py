@@ -225,3 +225,54 @@ def _mu_row(mu: float, noise: float, achieved: float, guarantee: Guarantee, meth
         "guarantee": guarantee,
         "method": method,
     }
+
+
+def gaussian_for_risk(
+    max_tpr: float | None, at_fpr: float | None, max_advantage: float | None, sens: float
+) -> dict:
+    """sigma = sens / mu, mu the largest that meets the risk target (accounting.risk.gaussian_mu): exact."""
+    from gdpcli.accounting import risk
+
+    return gaussian_for_mu(risk.gaussian_mu(max_tpr, at_fpr, max_advantage), sens) | _risk_target(
+        max_tpr, at_fpr, max_advantage
+    )
+
+
+def sgd_risk_row(
+    max_tpr: float | None,
+    at_fpr: float | None,
+    max_advantage: float | None,
+    run: Run,
+    tolerance: float,
+    accuracy: float,
+) -> dict:
+    """The smallest noise multiplier whose run's certified attack TPR at at_fpr (or advantage) meets the
+    target (issue 17 item 2): the figure `gdpcli risk` reports as the run's upper bound, so it round-trips."""
+    from gdpcli.accounting import risk
+
+    measure = "advantage" if max_advantage is not None else "tpr"
+    target = max_advantage if max_advantage is not None else max_tpr
+    assert target is not None  # risk.check_target's
+    found: dict[float, risk.Risk] = {}
+
+    def risk_of(noise: float) -> float:
+        found[noise] = risk.certified(
+            [dataclasses.replace(run, noise_multiplier=noise).spec()], measure, at_fpr, accuracy
+        )
+        return found[noise].value
+
+    search = calibrate.smallest_noise(risk_of, target, 0.5, 2.0, rtol=tolerance)
+    figure = found[search.noise]
+    return _risk_target(max_tpr, at_fpr, max_advantage) | {
+        "noise_multiplier": search.noise,
+        f"achieved_{measure}": search.value,
+        "guarantee": figure.guarantee,
+        "method": figure.method,
+    }
+
+
+def _risk_target(max_tpr: float | None, at_fpr: float | None, max_advantage: float | None) -> dict:
+    """The target columns of a risk calibration row."""
+    if max_advantage is not None:
+        return {"max_advantage": max_advantage}
+    return {"max_tpr": max_tpr, "at_fpr": at_fpr}

@@ -61,12 +61,42 @@ def _epsilon_delta_pairs(epsilon: str | None, delta: str | None) -> list[tuple[f
     return [(e, d) for e in epsilons for d in deltas]
 
 
+MaxTprOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-tpr", help="Risk target: the most any attack's TPR may be at --at-fpr (see gdpcli risk)."
+    ),
+]
+AtFprOption = Annotated[float | None, typer.Option("--at-fpr", help="The false-positive rate of --max-tpr.")]
+MaxAdvantageOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-advantage", help="Risk target: the most any attack's TPR - FPR may be (see gdpcli risk)."
+    ),
+]
+
+
+def _risk_target(
+    max_tpr: float | None, at_fpr: float | None, max_advantage: float | None, *others: object
+) -> bool:
+    """Whether a risk target was given (checked; not with an epsilon, delta or mu target)."""
+    from gdpcli.accounting import risk
+
+    if max_tpr is None and at_fpr is None and max_advantage is None:
+        return False
+    if any(other is not None for other in others):
+        raise InputError("give a risk target or an --epsilon/--delta/--mu target", "not both")
+    risk.check_target(max_tpr, at_fpr, max_advantage)
+    return True
+
+
 GAUSSIAN_EPILOG = """\b
 Examples:
   gdpcli calibrate gaussian --epsilon 1 --delta 1e-5          analytic sigma 3.7306
   gdpcli calibrate gaussian --epsilon 0.1 --delta 1e-6 --sens 2   analytic beside classical
   gdpcli calibrate gaussian --epsilon 0.5,1,2,4 --delta 1e-5 -f csv   one row per target
   gdpcli calibrate gaussian --mu 0.5                          sigma = sens / mu = 2
+  gdpcli calibrate gaussian --max-tpr 0.05 --at-fpr 0.01      no attack beats TPR 5 % at FPR 1 %
 """
 
 
@@ -76,13 +106,25 @@ def gaussian(
     delta: TargetDeltaOption = None,
     mu: TargetMuOption = None,
     sens: SensitivityOption = 1.0,
+    max_tpr: MaxTprOption = None,
+    at_fpr: AtFprOption = None,
+    max_advantage: MaxAdvantageOption = None,
     fmt: options.FormatOption = None,
 ) -> None:
-    """Gaussian sigma for a target (epsilon, delta) (analytic, Balle & Wang Thm 8) or a target mu."""
+    """Gaussian sigma for a target (epsilon, delta) (analytic, Balle & Wang Thm 8), a target mu, or a risk
+    target (exact: G_mu's attack TPR and advantage in closed form)."""
     from gdpcli.accounting import calibration
     from gdpcli.cli import output
 
     options.positive(sens, "--sens")
+    if _risk_target(max_tpr, at_fpr, max_advantage, epsilon, delta, mu):
+        rows = [calibration.gaussian_for_risk(max_tpr, at_fpr, max_advantage, sens)]
+        inputs = {"max_tpr": max_tpr, "at_fpr": at_fpr, "max_advantage": max_advantage, "sens": sens}
+        result = output.Result(
+            "calibrate gaussian", inputs, rows, "gdpcli calibrate gaussian", [], ("sigma",)
+        )
+        output.emit(result, fmt)
+        return
     if mu is not None:
         if epsilon is not None or delta is not None:
             raise InputError("give either --mu or --epsilon with --delta", "not both")
@@ -178,6 +220,8 @@ Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --epsilon 3 --delta 1e-5 \\
       --method rdp                                  the moments accountant's (larger) noise
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
+  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --max-tpr 0.05 --at-fpr 0.01
+                                                    no attack beats TPR 5 % at FPR 1 % (rigorous)
   gdpcli calibrate sgd --schedule phases.csv --epsilon 3 --delta 1e-5 --scale last
                                                     the last phase's noise for the whole schedule's target
 """
@@ -215,15 +259,31 @@ def sgd(
             help="With --schedule: scale every phase's noise multiplier (all) or the last phase's (last).",
         ),
     ] = "all",
+    max_tpr: MaxTprOption = None,
+    at_fpr: AtFprOption = None,
+    max_advantage: MaxAdvantageOption = None,
     fmt: options.FormatOption = None,
 ) -> None:
-    """The smallest DP-SGD noise multiplier for a target (epsilon, delta) or mu, rounded to the safe side."""
+    """The smallest DP-SGD noise multiplier for a target (epsilon, delta), mu or attack risk, rounded to the
+    safe side."""
     from gdpcli.accounting import calibration, dpsgd
     from gdpcli.cli import output
 
     options.positive(accuracy, "--accuracy")
     if not 1e-9 <= tolerance < 1:
         raise InputError(f"--tolerance: {tolerance!r} is out of range", "allowed: [1e-09, 1)")
+    if _risk_target(max_tpr, at_fpr, max_advantage, epsilon, delta, mu):
+        q, steps, _ = run_options.rate_and_steps()
+        run = run_options.run(q, steps, 1.0)
+        row = calibration.sgd_risk_row(max_tpr, at_fpr, max_advantage, run, tolerance, accuracy)
+        inputs = options.echo_inputs(**run_options.echo(), max_tpr=max_tpr, at_fpr=at_fpr)
+        inputs |= {"max_advantage": max_advantage, "tolerance": tolerance, "accuracy": accuracy}
+        notes = ["fed back to `gdpcli risk`, the run's upper bound meets the target"]
+        result = output.Result(
+            "calibrate sgd", inputs, [row], "gdpcli calibrate sgd", notes, ("noise_multiplier",)
+        )
+        output.emit(result, fmt)
+        return
     if mu is not None and (epsilon is not None or delta is not None):
         raise InputError("give either --mu or --epsilon with --delta", "not both")
     mus = _targets(mu, "--mu")

@@ -1,0 +1,125 @@
+"""Privacy as attack risk (issue 17): f-DP's hypothesis-testing meaning as the numbers an attacker achieves.
+
+A membership-inference attack on one record is a test of "the record was used" against "it was not". With
+the mechanism f-DP, every test with false-positive rate alpha has true-positive rate at most 1 - f(alpha)
+(GDP paper Sec. 2, Def. 3; the statistical-viewpoint paper Sec. 2.2). So, from the accountants' answers:
+
+- TPR at FPR alpha: 1 - beta(alpha). A LOWER bound on beta is an UPPER bound on the TPR (labels swap).
+- Advantage, max over tests of TPR - FPR: sup_alpha (1 - f(alpha) - alpha) = delta(0), the hockey-stick
+  divergence at eps = 0 (GDP paper Prop. 5 at eps = 0); labels carry over.
+- Bayes success rate of the best attack when the record is a member with prior probability pi: the best
+  test minimizes pi beta + (1 - pi) alpha, and min_alpha (pi f(alpha) + (1 - pi) alpha)
+  = pi (1 - delta(log((1 - pi) / pi))) (the conjugate, GDP paper Prop. 6), so the success rate is
+  1 - pi + pi delta(log((1 - pi) / pi)), never below max(pi, 1 - pi) (guessing); labels carry over.
+
+The worst direction of an asymmetric pair (Poisson subsampling) is what the accountants' profiles and
+trade-off bounds already report, so these hold for an attacker testing either way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from gdpcli.accounting.figures import Accountant, Figures
+from gdpcli.errors import InputError
+from gdpcli.guarantees import Guarantee
+
+_SWAPPED = {Guarantee.UPPER_BOUND: Guarantee.LOWER_BOUND, Guarantee.LOWER_BOUND: Guarantee.UPPER_BOUND}
+
+
+@dataclasses.dataclass(frozen=True)
+class Risk:
+    """One risk figure: what (`tpr`, `advantage`, `bayes_success`), at which FPR or prior, labelled."""
+
+    measure: str
+    at: float | None
+    value: float
+    guarantee: Guarantee
+    method: str
+
+
+def check_probabilities(values: Sequence[float], option: str) -> None:
+    """InputError unless every value is in (0, 1) (an FPR or a prior)."""
+    for value in values:
+        if not 0.0 < value < 1.0:
+            raise InputError(f"{option}: {value!r} is not in (0, 1)")
+
+
+def true_positive_rates(accountant: Accountant, fprs: Sequence[float]) -> list[Risk]:
+    """1 - beta(alpha) at each FPR alpha, with the label of the bound it is (lower beta: upper TPR)."""
+    alphas = np.asarray(fprs, dtype=float)
+    return [
+        Risk("tpr", float(alpha), float(1.0 - beta), _SWAPPED.get(f.guarantee, f.guarantee), f.method)
+        for f in accountant.beta(alphas)
+        for alpha, beta in zip(alphas, np.atleast_1d(f.values), strict=True)
+    ]
+
+
+def advantages(accountant: Accountant) -> list[Risk]:
+    """max TPR - FPR = delta(0), one per figure of the accountant."""
+    return [_risk("advantage", None, f, 0) for f in accountant.delta(np.zeros(1))]
+
+
+def bayes_success(accountant: Accountant, priors: Sequence[float]) -> list[Risk]:
+    """1 - pi + pi delta(log((1 - pi) / pi)) for each prior pi of membership."""
+    priors = np.asarray(priors, dtype=float)
+    epsilons = np.log1p(-priors) - np.log(priors)
+    found = []
+    for figure in accountant.delta(epsilons):
+        for index, prior in enumerate(priors):
+            value = 1.0 - prior + prior * float(np.atleast_1d(figure.values)[index])
+            found.append(
+                Risk("bayes_success", float(prior), min(value, 1.0), figure.guarantee, figure.method)
+            )
+    return found
+
+
+def _risk(measure: str, at: float | None, figure: Figures, index: int) -> Risk:
+    return Risk(measure, at, float(np.atleast_1d(figure.values)[index]), figure.guarantee, figure.method)
+
+
+def certified(events: list, measure: str, at: float | None, accuracy: float) -> Risk:
+    """The smallest exact or upper-bound figure of a measure ("tpr" at FPR `at`, or "advantage") for the
+    events, by the default accountant (exact where a closed form exists, else the PLD bounds): what a risk
+    target rests on."""
+    from gdpcli import accounting
+
+    [accountant], _ = accounting.select(events, "auto", accuracy=accuracy)
+    found = (
+        true_positive_rates(accountant, [at])
+        if measure == "tpr" and at is not None
+        else advantages(accountant)
+    )
+    return min((r for r in found if r.guarantee.certifies_at_most), key=lambda r: r.value)
+
+
+def gaussian_mu(max_tpr: float | None, at_fpr: float | None, max_advantage: float | None) -> float:
+    """The largest mu whose G_mu meets the risk target (GDP paper Def. 2): TPR(alpha) = Phi(mu - z),
+    z = Phi^-1(1 - alpha), so mu = Phi^-1(T) + z; advantage 2 Phi(mu / 2) - 1 = A, so
+    mu = 2 Phi^-1((1 + A) / 2).
+    InputError for a target no mechanism with mu > 0 can meet (TPR <= FPR)."""
+    from gdpcli.core.normal import Phi_inv
+
+    if max_advantage is not None:
+        return float(2.0 * Phi_inv((1.0 + max_advantage) / 2.0))
+    assert max_tpr is not None and at_fpr is not None  # check_target's
+    if max_tpr <= at_fpr:
+        raise InputError(
+            f"--max-tpr {max_tpr:g} is at most --at-fpr {at_fpr:g}: guessing already has TPR = FPR",
+            "no noise gets below it",
+        )
+    return float(Phi_inv(max_tpr) + Phi_inv(1.0 - at_fpr))
+
+
+def check_target(max_tpr: float | None, at_fpr: float | None, max_advantage: float | None) -> None:
+    """InputError unless the target is --max-tpr with --at-fpr, or --max-advantage, each in (0, 1)."""
+    if (max_tpr is None) != (at_fpr is None):
+        raise InputError("--max-tpr and --at-fpr go together", "e.g. --max-tpr 0.05 --at-fpr 0.01")
+    if (max_tpr is None) == (max_advantage is None):
+        raise InputError("give --max-tpr with --at-fpr, or --max-advantage", "one risk target")
+    for option, value in (("--max-tpr", max_tpr), ("--at-fpr", at_fpr), ("--max-advantage", max_advantage)):
+        if value is not None:
+            check_probabilities([value], option)
