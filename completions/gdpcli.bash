@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd gdpt-identify completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd gdpt-identify risk completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family sgd' ;;
     esac
 }
@@ -16,12 +16,13 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
-        'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format -h --help' ;;
+        'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format -h --help' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format -h --help' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale -f --format -h --help' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
     esac
 }
 
@@ -32,10 +33,11 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
-        'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens -f --format' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot' ;;
+        'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale -f --format' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format' ;;
     esac
 }
 
@@ -62,6 +64,11 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli sgd --plot') echo '@files' ;;
         'gdpcli gdpt-identify -f'|'gdpcli gdpt-identify --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify --plot') echo '@files' ;;
+        'gdpcli risk --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli risk --schedule') echo '@files' ;;
+        'gdpcli risk --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
+        'gdpcli risk -f'|'gdpcli risk --format') echo 'table csv json' ;;
+        'gdpcli risk --plot') echo '@files' ;;
         'gdpcli calibrate gaussian -f'|'gdpcli calibrate gaussian --format') echo 'table csv json' ;;
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
@@ -80,6 +87,7 @@ _gdpcli_argument_values() {  # the positional arguments (@files: file names)
         'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= family:a= icea:m= @files' ;;
+        'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli completion') echo 'bash zsh fish' ;;
     esac
 }
