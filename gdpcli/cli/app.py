@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from gdpcli import __version__
-from gdpcli.cli import calibrate, completion, compose, convert, gdpt, output, risk, sgd, subsample
+from gdpcli.cli import audit, calibrate, completion, compose, convert, gdpt, output, risk, sgd, subsample
 from gdpcli.errors import ExitCode, GdpcliError, OutputClosed
 
 ROOT_EPILOG = """\b
@@ -64,6 +64,7 @@ app.command(name="sgd", epilog=sgd.EPILOG)(sgd.command)
 app.add_typer(calibrate.app, name="calibrate")
 app.command(name="gdpt-identify", epilog=gdpt.EPILOG)(gdpt.command)
 app.command(name="risk", epilog=risk.EPILOG)(risk.command)
+app.command(name="audit", epilog=audit.EPILOG)(audit.command)
 app.command(name="completion", epilog=completion.EPILOG)(completion.command)
 
 

@@ -76,7 +76,7 @@ def command(
         raise InputError("--method rdp gives no trade-off function", "use auto, exact, pld, clt or all")
     if output.plot:
         raise InputError("--plot is not available for risk yet", "drop --plot")
-    events, title = _events(specs or [], run_options, noise_multiplier)
+    events, title = events_of(specs or [], run_options, noise_multiplier)
     accountants, skipped = accounting.select(events, method, accuracy=accuracy)
     found = [
         figure
@@ -103,7 +103,7 @@ def command(
     emit(Result("risk", inputs, rows, title, notes, ("value",)), output.fmt)
 
 
-def _events(
+def events_of(
     specs: list[str], run_options: options.RunOptions, noise_multiplier: float | None
 ) -> tuple[list[Repeated], str]:
     """The events: the specs, or the DP-SGD run the run options and --noise-multiplier describe."""

@@ -1,0 +1,37 @@
+"""The audit bridge (issue 17 item 3): an empirical attack's rigorous lower bounds on epsilon and mu
+(gdpcli.core.audit), beside what the accountant guarantees for the mechanism or run that was audited."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gdpcli.accounting.figures import LOWER, Figures
+from gdpcli.errors import ComputationError
+
+METHOD = "clopper-pearson"
+"""The audit's method: Clopper-Pearson intervals on the attack's TPR and FPR, jointly at the confidence."""
+
+
+def lower_bounds(
+    true_hits: int, false_hits: int, trials: int, confidence: float, delta: float
+) -> list[Figures]:
+    """Lower bounds on epsilon at delta and on mu, each holding with probability >= confidence."""
+    from gdpcli.core import audit
+
+    tpr_low, fpr_high = audit.rates(true_hits, false_hits, trials, confidence)
+    details = ({"tpr_lower": tpr_low, "fpr_upper": fpr_high, "confidence": confidence},)
+    return [
+        Figures(np.asarray([audit.epsilon_lower(tpr_low, fpr_high, delta)]), LOWER, METHOD, details=details),
+        Figures(np.asarray([audit.mu_lower(tpr_low, fpr_high)]), LOWER, METHOD, details=details),
+    ]
+
+
+def claimed_epsilon(events: list, delta: float, accuracy: float) -> Figures:
+    """The accountant's smallest rigorous upper bound (or exact value) on epsilon at delta for the events."""
+    from gdpcli import accounting
+
+    [accountant], _ = accounting.select(events, "auto", accuracy=accuracy)
+    certified = [f for f in accountant.epsilon(np.asarray([delta])) if f.guarantee.certifies_at_most]
+    if not certified:
+        raise ComputationError("the accountant gives no upper bound on epsilon to compare with")
+    return min(certified, key=lambda f: float(f.values[0]))
