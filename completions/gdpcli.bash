@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd gdpt-identify risk completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd gdpt-identify risk audit completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family sgd' ;;
     esac
 }
@@ -17,6 +17,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot -h --help' ;;
+        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
@@ -34,6 +35,7 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot' ;;
+        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
@@ -69,6 +71,10 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli risk --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
         'gdpcli risk -f'|'gdpcli risk --format') echo 'table csv json' ;;
         'gdpcli risk --plot') echo '@files' ;;
+        'gdpcli audit --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli audit --schedule') echo '@files' ;;
+        'gdpcli audit -f'|'gdpcli audit --format') echo 'table csv json' ;;
+        'gdpcli audit --plot') echo '@files' ;;
         'gdpcli calibrate gaussian -f'|'gdpcli calibrate gaussian --format') echo 'table csv json' ;;
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
@@ -88,6 +94,7 @@ _gdpcli_argument_values() {  # the positional arguments (@files: file names)
         'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= family:a= icea:m= @files' ;;
         'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
+        'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
         'gdpcli completion') echo 'bash zsh fish' ;;
     esac
 }
