@@ -222,8 +222,8 @@ Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --max-tpr 0.05 --at-fpr 0.01
                                                     no attack beats TPR 5 % at FPR 1 % (rigorous)
-  gdpcli calibrate sgd --schedule phases.csv --epsilon 3 --delta 1e-5 --scale last
-                                                    the last phase's noise for the whole schedule's target
+  gdpcli calibrate sgd --dataset-size 60000 --schedule examples/phases.csv \\
+      --epsilon 3 --delta 1e-5 --scale last         the last phase's noise for the schedule's target
 """
 
 SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))
