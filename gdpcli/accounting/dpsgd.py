@@ -24,7 +24,8 @@ With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP 
 
 Methods (`figures`), the vocabulary of every command: `auto` (the exact GDP closed form at q = 1, else
 rigorous PLD upper and lower bounds), `exact` (the closed form only), `pld` (the PLD bounds), `clt`
-(Cor. 4 / the Poisson formula: approximations), `berry-esseen` (Cor. 5, fixed-size only: rigorous at
+(Cor. 4 / the Poisson formula: approximations), `edgeworth` (the Edgeworth accountant of Wang et al.
+2022: an approximation, Poisson and fixed-size), `berry-esseen` (Cor. 5, fixed-size only: rigorous at
 q = 1, an approximation otherwise), `rdp` (moments accountant with a named RDP -> DP conversion: rigorous,
 Poisson or q = 1) and `all`.
 No rendering here: the CLI (gdpcli.cli.sgd) turns these into rows.
@@ -299,6 +300,14 @@ def _clt(run: Run, delta: float) -> list[Figures]:
     return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), Guarantee.APPROXIMATION, "clt")]
 
 
+def _edgeworth(run: Run, delta: float) -> list[Figures]:
+    """The Edgeworth accountant of the run's T steps ([WGZ+22]; accountants.EdgeworthAccountant, the same
+    accountant as `compose --method edgeworth`): an approximation, both directions for Poisson sampling."""
+    from gdpcli.accounting.accountants import EdgeworthAccountant
+
+    return EdgeworthAccountant([run.spec()]).epsilon(np.asarray([delta]))
+
+
 def _berry_esseen(run: Run, delta: float) -> list[Figures]:
     """The band of GDP paper Cor. 5 (Lemma 4 functionals of C_q(G_mu)), +inf when vacuous at this delta.
 
@@ -359,6 +368,7 @@ def figures(
         "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),
         "pld": lambda: _closed_form_or_pld(run, delta, accuracy, "pld"),
         "clt": lambda: _clt(run, delta),
+        "edgeworth": lambda: _edgeworth(run, delta),
         "berry-esseen": lambda: _berry_esseen(run, delta),
         "rdp": lambda: _rdp(run, delta, conversion),
     }
@@ -400,9 +410,15 @@ def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
 
 
 def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
-    """Whether a budget may rest on a figure of this label: exact or upper_bound; for clt its approximation
-    (reported by calibrate --method clt, never passing a budget check)."""
-    return guarantee is Guarantee.APPROXIMATION if method == "clt" else guarantee.certifies_at_most
+    """Whether a budget may rest on a figure of this label: exact or upper_bound; for clt and edgeworth
+    their approximation (reported by calibrate --method clt, never passing a budget check)."""
+    if method in _APPROXIMATE_METHODS:
+        return guarantee is Guarantee.APPROXIMATION
+    return guarantee.certifies_at_most
+
+
+_APPROXIMATE_METHODS = ("clt", "edgeworth")
+"""Methods whose only figure is an approximation: their step budgets are reported, labelled as such."""
 
 
 def _smallest(found: list[Figures], kind: Callable[[Guarantee], bool]) -> Figures:

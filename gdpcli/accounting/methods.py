@@ -11,6 +11,7 @@ from gdpcli.accounting.accountants import (
     BerryEsseenBand,
     Binomial,
     CentralLimit,
+    EdgeworthAccountant,
     ExactGDP,
     ExactSingle,
     GroupTradeoff,
@@ -91,13 +92,14 @@ REGISTRY: dict[str, Builder] = {
     "exact": _closed_form,
     "pld": _with_delta_parts(lambda specs, accuracy, _: NumericalPLD(specs, accuracy)),
     "clt": lambda specs, _, __: CentralLimit(specs),
+    "edgeworth": _with_delta_parts(lambda specs, _, __: EdgeworthAccountant(specs)),
     "berry-esseen": lambda specs, _, __: BerryEsseenBand(specs),
     "rdp": _with_delta_parts(lambda specs, _, conversions: RenyiAccountant(specs, conversions)),
 }
-"""The accountant behind each method name (what `all` shows, in this order). exact, pld and rdp account the
-delta parts of unsampled (eps, delta)-DP specs in closed form (WithUniformDelta, GDP paper eq. 10-12) and
-only the rest numerically; clt and berry-esseen carry them the same way inside (CentralLimit). A builder
-that cannot handle the list raises ComputationError saying why: that is its `supports`."""
+"""The accountant behind each method name (what `all` shows, in this order). exact, pld, edgeworth and rdp
+account the delta parts of unsampled (eps, delta)-DP specs in closed form (WithUniformDelta, GDP paper eq.
+10-12) and only the rest numerically; clt and berry-esseen carry them the same way inside (CentralLimit).
+A builder that cannot handle the list raises ComputationError saying why: that is its `supports`."""
 
 
 def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]) -> Accountant:

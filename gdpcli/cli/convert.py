@@ -37,8 +37,8 @@ def command(
         ConvertMethod,
         typer.Option(
             "--method",
-            help="auto | exact | pld | clt | berry-esseen | rdp | all, or an RDP conversion classic | "
-            "improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).",
+            help="auto | exact | pld | clt | edgeworth | berry-esseen | rdp | all, or an RDP conversion "
+            "classic | improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).",
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",

@@ -45,7 +45,8 @@ RunsOption = Annotated[
 METHOD_HELP = (
     "auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact "
     "(closed form only) | pld (rigorous PLD bounds) | clt (CLT "
-    "approximation, GDP paper Cor. 4 / Poisson formula) | berry-esseen (GDP paper Cor. 5, fixed-size "
+    "approximation, GDP paper Cor. 4 / Poisson formula) | edgeworth (the Edgeworth accountant, Wang et al. "
+    "2022: an approximation, Poisson and fixed-size) | berry-esseen (GDP paper Cor. 5, fixed-size "
     "only; an approximation when q < 1, its functionals come from quadrature without a proven error "
     "bound) | rdp (moments accountant, Poisson) | all."
 )
@@ -92,10 +93,10 @@ def command(
         return
     if noise_multiplier is None:
         raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
-    if max_epsilon is not None and method == "clt":
+    if max_epsilon is not None and method in ("clt", "edgeworth"):
         raise InputError(
-            "--max-epsilon cannot be checked with --method clt",
-            "the CLT is an approximation; use a rigorous method: auto, pld or rdp",
+            f"--max-epsilon cannot be checked with --method {method}",
+            f"{method} is an approximation; use a rigorous method: auto, pld or rdp",
         )
     budget_only = target_epsilon is not None and run_options.epochs is None and run_options.steps is None
     if budget_only and max_epsilon is not None:

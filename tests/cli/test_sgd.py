@@ -186,6 +186,7 @@ def test_all_shows_every_method(gdpcli) -> None:
         ("pld", "upper_bound"),
         ("pld", "lower_bound"),
         ("clt", "approximation"),
+        ("edgeworth", "approximation"),
         ("rdp-optimal", "upper_bound"),
     ]
     clt, exact_lower = rows[2]["epsilon"], rows[1]["epsilon"]
