@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from gdpcli.cli import options
+from gdpcli.cli.risk import SpecsArgument
 from gdpcli.errors import BudgetExceeded, InputError
 
 EPILOG = """\b
@@ -23,10 +24,7 @@ HitsOption = Annotated[int, typer.Option(help="Members the attack flagged (true 
 
 @options.grouped(run_options=options.run_options, output=options.output_options)
 def command(
-    specs: Annotated[
-        list[str] | None,
-        typer.Argument(help="The mechanism audited, as specs (or DP-SGD run options), to compare with."),
-    ] = None,
+    specs: SpecsArgument = None,
     *,
     tpr_hits: Annotated[int, typer.Option("--tpr-hits", help="Members the attack flagged, of --trials.")],
     fpr_hits: Annotated[int, typer.Option("--fpr-hits", help="Non-members the attack flagged, of --trials.")],

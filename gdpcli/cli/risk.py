@@ -25,6 +25,11 @@ Examples:
                                                     the MNIST DP-SGD run (rigorous PLD bounds)
 """
 
+SpecsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x10 (or DP-SGD run options instead)."),
+]
+"""The mechanisms assessed (risk, audit): specs, or none when the run options describe a DP-SGD run."""
 FprOption = Annotated[
     str,
     typer.Option(
@@ -50,10 +55,7 @@ MethodOption = Annotated[
 
 @options.grouped(run_options=options.run_options, output=options.output_options)
 def command(
-    specs: Annotated[
-        list[str] | None,
-        typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x10 (or DP-SGD run options instead)."),
-    ] = None,
+    specs: SpecsArgument = None,
     *,
     fpr: FprOption = "0.001,0.01,0.1",
     prior: PriorOption = "0.5",
