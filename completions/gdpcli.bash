@@ -46,12 +46,12 @@ _gdpcli_value_options() {  # the options that take a value
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
         'gdpcli convert --to') echo 'mu' ;;
-        'gdpcli convert --method') echo 'auto exact pld clt berry-esseen rdp all classic improved lemma1 lemma2 optimal' ;;
+        'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
         'gdpcli convert --plot') echo '@files' ;;
         'gdpcli compose --to') echo 'mu' ;;
-        'gdpcli compose --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
+        'gdpcli compose --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
         'gdpcli compose --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli compose -f'|'gdpcli compose --format') echo 'table csv json' ;;
         'gdpcli compose --plot') echo '@files' ;;
@@ -60,7 +60,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli subsample --plot') echo '@files' ;;
         'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli sgd --schedule') echo '@files' ;;
-        'gdpcli sgd --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
+        'gdpcli sgd --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
         'gdpcli sgd --plot') echo '@files' ;;
@@ -68,7 +68,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli gdpt-identify --plot') echo '@files' ;;
         'gdpcli risk --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli risk --schedule') echo '@files' ;;
-        'gdpcli risk --method') echo 'auto exact pld clt berry-esseen rdp all' ;;
+        'gdpcli risk --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
         'gdpcli risk -f'|'gdpcli risk --format') echo 'table csv json' ;;
         'gdpcli risk --plot') echo '@files' ;;
         'gdpcli audit --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
