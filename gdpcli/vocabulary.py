@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from gdpcli.events import Sampling
 
-METHODS = ("auto", "exact", "pld", "clt", "edgeworth", "berry-esseen", "rdp", "all")
+METHODS = ("auto", "exact", "pld", "clt", "edgeworth", "berry-esseen", "rdp", "basic", "advanced", "all")
 """--method: auto is exact where a closed form exists, else the rigorous PLD bounds; exact the closed form
 only; pld the PLD bounds; clt and berry-esseen GDP paper Thm 5 / Cor. 5; edgeworth the Edgeworth
-accountant (Wang et al. 2022, an approximation); rdp RDP with a conversion; all
-every one that applies."""
+accountant (Wang et al. 2022, an approximation); rdp RDP with a conversion; basic and advanced the textbook
+composition theorems for (eps, delta)-DP mechanisms (valid, loose upper bounds); all every one that
+applies."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 """--conversion: the RDP -> (eps, delta) conversions (each a rigorous upper bound)."""
 SAMPLING = tuple(scheme.value for scheme in Sampling)

@@ -582,3 +582,54 @@ def _edgeworth_step(step: Step) -> tuple[LossPair, bool]:
         f"{step.describe()}: no privacy-loss cumulants for the Edgeworth accountant",
         "use --method pld or rdp",
     )
+
+
+class TextbookComposition:
+    """What the textbook composition theorems say for a list of (eps_i, delta_i)-DP mechanisms (issue 16
+    item 4), labelled upper_bound: each is a valid but loose bound, shown so users see what the old tools
+    would have said.
+
+    basic: (sum k_i eps_i, sum k_i delta_i)-DP (Dwork and Roth, Thm 3.16).
+    advanced: for every delta' > 0, (sqrt(2 ln(1/delta') S2) + S1, sum k_i delta_i + delta')-DP with
+    S2 = sum k_i eps_i^2 and S1 = sum k_i eps_i (e^eps_i - 1) (Dwork, Rothblum and Vadhan 2010, Thm III.3;
+    Dwork and Roth Thm 3.20, whose Azuma argument takes heterogeneous eps_i as they are). The optimal
+    composition of Kairouz, Oh and Viswanath is gdpcli's exact answer (Binomial, GDP paper Sec. 3.3).
+    """
+
+    def __init__(self, specs: Sequence[Repeated], rule: str) -> None:
+        pairs = [(spec.step.eps_delta, spec.times) for spec in specs]
+        if any(pair is None for pair, _ in pairs):
+            raise ComputationError(
+                f"the {rule} composition theorem takes (eps, delta)-DP mechanisms",
+                "give dp:eps=...,delta=... or rr: specs, or use --method pld",
+            )
+        self.method = rule
+        self.delta_sum = float(sum(k * d for (_, d), k in pairs))
+        self.epsilon_sum = float(sum(k * e for (e, _), k in pairs))
+        self.square_sum = float(sum(k * e * e for (e, _), k in pairs))
+        self.drift = float(sum(k * e * np.expm1(e) for (e, _), k in pairs))
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        deltas = np.asarray(deltas, dtype=float)
+        spare = deltas - self.delta_sum
+        if self.method == "basic":
+            values = np.where(spare >= 0.0, self.epsilon_sum, np.inf)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = np.where(
+                    spare > 0.0, np.sqrt(2.0 * np.log(1.0 / spare) * self.square_sum) + self.drift, np.inf
+                )
+        return [Figures(values, UPPER, self.method)]
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        epsilons = np.asarray(epsilons, dtype=float)
+        if self.method == "basic":
+            values = np.where(epsilons >= self.epsilon_sum, self.delta_sum, 1.0)
+        else:
+            excess = np.maximum(epsilons - self.drift, 0.0)
+            tail = np.where(epsilons > self.drift, np.exp(-(excess**2) / (2.0 * self.square_sum)), 1.0)
+            values = np.minimum(self.delta_sum + tail, 1.0)
+        return [Figures(values, UPPER, self.method)]
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        raise ComputationError(f"the {self.method} composition theorem states (eps, delta) pairs only")

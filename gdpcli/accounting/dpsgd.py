@@ -248,6 +248,11 @@ def clt_mu(run: Run) -> float:
 
 def unavailable(run: Run, method: str) -> str | None:
     """Why a method cannot answer for this run (None when it can)."""
+    if method in ("basic", "advanced"):
+        return (
+            f"the {method} composition theorem takes (eps, delta)-DP mechanisms, and a DP-SGD step is a "
+            "subsampled Gaussian (use compose with dp: specs)"
+        )
     if run.scheme is not None:
         if method in ("auto", "pld", "all"):
             return None

@@ -18,6 +18,7 @@ from gdpcli.accounting.accountants import (
     NumericalPLD,
     PureDPToGDP,
     RenyiAccountant,
+    TextbookComposition,
     WithUniformDelta,
     split_uniform_delta,
     uniform_delta,
@@ -95,10 +96,13 @@ REGISTRY: dict[str, Builder] = {
     "edgeworth": _with_delta_parts(lambda specs, _, __: EdgeworthAccountant(specs)),
     "berry-esseen": lambda specs, _, __: BerryEsseenBand(specs),
     "rdp": _with_delta_parts(lambda specs, _, conversions: RenyiAccountant(specs, conversions)),
+    "basic": lambda specs, _, __: TextbookComposition(specs, "basic"),
+    "advanced": lambda specs, _, __: TextbookComposition(specs, "advanced"),
 }
 """The accountant behind each method name (what `all` shows, in this order). exact, pld, edgeworth and rdp
 account the delta parts of unsampled (eps, delta)-DP specs in closed form (WithUniformDelta, GDP paper eq.
 10-12) and only the rest numerically; clt and berry-esseen carry them the same way inside (CentralLimit).
+basic and advanced are the textbook theorems (TextbookComposition), for lists of (eps, delta)-DP mechanisms.
 A builder that cannot handle the list raises ComputationError saying why: that is its `supports`."""
 
 

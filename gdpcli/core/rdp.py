@@ -538,17 +538,19 @@ def _optimal_log_delta(order: np.ndarray, rdp_epsilon: np.ndarray, epsilon: np.n
     with np.errstate(divide="ignore", over="ignore"):
         guess = _log_zeta(order) - (order - 1.0) * epsilon + np.log(np.expm1((order - 1.0) * rdp_epsilon))
     lo = np.minimum(np.where(np.isfinite(guess), guess, hi), hi) - 1.0
+    too_high = np.zeros(lo.shape, dtype=bool)
     for _ in range(_BRACKET_DOUBLINGS):
         too_high = (gap(lo) >= 0.0) & solvable
         if not np.any(too_high):
             break
         lo = np.where(too_high, 2.0 * lo - hi, lo)
-    else:
-        raise ComputationError(f"optimal conversion: no bracket after {_BRACKET_DOUBLINGS} doublings")
+    # Still above the root after the doublings (delta underflows, e.g. eps beyond a pure-DP curve's limit):
+    # e^lo itself is a valid, if loose, delta there; Newton runs on the bracketed entries only.
+    newton_hi = np.where(too_high, lo, hi)
     with np.errstate(divide="ignore", invalid="ignore"):
-        root = bracketed_newton(gap, slope, np.where(solvable, lo, hi), hi, rtol=1e-15)
+        root = bracketed_newton(gap, slope, np.where(solvable, lo, hi), newton_hi, rtol=1e-15)
         margin = _margin(theorem3(root), slope(root)) + _OPTIMAL_ROUND_UP
-    root = np.fmin(root + margin, improved)
+    root = np.where(too_high, lo, np.fmin(root + margin, improved))
     return np.where(in_boundary, closed_form, np.where(rdp_epsilon > 0.0, root, -np.inf))
 
 
