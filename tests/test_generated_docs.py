@@ -25,7 +25,18 @@ BASH = ROOT / "completions" / "gdpcli.bash"
 ZSH = ROOT / "completions" / "_gdpcli"
 FISH = ROOT / "completions" / "gdpcli.fish"
 PAGES = sorted((ROOT / "man").glob("*.1"))
-SUBCOMMANDS = ("convert", "compose", "subsample", "sgd", "calibrate", "gdpt-identify", "risk", "audit", "completion")
+SUBCOMMANDS = (
+    "convert",
+    "compose",
+    "subsample",
+    "sgd",
+    "noisy-gd",
+    "calibrate",
+    "gdpt-identify",
+    "risk",
+    "audit",
+    "completion",
+)
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO")
 needs = {
     name: pytest.mark.skipif(shutil.which(name) is None, reason=f"{name} is not installed")

@@ -13,7 +13,19 @@ from typing import Annotated
 import typer
 
 from gdpcli import __version__
-from gdpcli.cli import audit, calibrate, completion, compose, convert, gdpt, output, risk, sgd, subsample
+from gdpcli.cli import (
+    audit,
+    calibrate,
+    completion,
+    compose,
+    convert,
+    gdpt,
+    noisy_gd,
+    output,
+    risk,
+    sgd,
+    subsample,
+)
 from gdpcli.errors import ExitCode, GdpcliError, OutputClosed
 
 ROOT_EPILOG = """\b
@@ -61,6 +73,7 @@ app.command(name="convert", epilog=convert.EPILOG)(convert.command)
 app.command(name="compose", epilog=compose.EPILOG)(compose.command)
 app.command(name="subsample", epilog=subsample.EPILOG)(subsample.command)
 app.command(name="sgd", epilog=sgd.EPILOG)(sgd.command)
+app.command(name="noisy-gd", epilog=noisy_gd.EPILOG)(noisy_gd.command)
 app.add_typer(calibrate.app, name="calibrate")
 app.command(name="gdpt-identify", epilog=gdpt.EPILOG)(gdpt.command)
 app.command(name="risk", epilog=risk.EPILOG)(risk.command)
