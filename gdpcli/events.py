@@ -170,6 +170,8 @@ class Mechanism:
     """(eps, delta) when the mechanism is the (eps, delta)-DP guarantee f_{eps,delta} itself, else None."""
     delta_part: float = 0.0
     """delta0 when the mechanism factors as (the rest) (x) f_{0,delta0} (GDP paper eq. 10-11), else 0."""
+    zcdp_rho: float | None = None
+    """rho when the mechanism is rho-zCDP (RDP eps(alpha) <= alpha rho), else None."""
     has_tradeoff = True
     rdp_points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     """(orders, epsilons) of an RDP guarantee given at listed orders only, else None."""
@@ -619,9 +621,87 @@ class Sampled:
         return self
 
 
+@dataclass(frozen=True)
+class DiscreteGaussian(Mechanism, kind="dgauss", keys=("sigma", "sens"), spec_help="dgauss (sigma[,sens])"):
+    """The discrete Gaussian mechanism N_Z(0, sigma^2) on a query of integer sensitivity sens (Canonne, Kamath
+    and Steinke 2020, [CKS20]; the 2020 US Census TopDown algorithm's noise): exact profile and trade-off
+    function by sums over the integers with bounded tails (gdpcli.core.discrete_gaussian), and its
+    (sens^2 / (2 sigma^2))-zCDP RDP curve ([CKS20] Prop. 5). Not exactly GDP: composed by the PLD engine."""
+
+    sigma: float
+    sens: int = 1
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> DiscreteGaussian:
+        sigma = values.number("sigma", POSITIVE)
+        sens = values.number("sens", Interval(1.0, low_closed=True), 1.0)
+        if not float(sens).is_integer():
+            raise values.error(
+                f"sens={sens!r} is not a whole number", "the discrete Gaussian needs sens = 1, 2, ..."
+            )
+        return cls(sigma, int(sens))
+
+    @property
+    def zcdp_rho(self) -> float:
+        """rho = sens^2 / (2 sigma^2): the mechanism is rho-zCDP ([CKS20] Prop. 5)."""
+        return self.sens * self.sens / (2.0 * self.sigma * self.sigma)
+
+    def describe(self) -> str:
+        return f"dgauss:sigma={_number(self.sigma)},sens={self.sens}"
+
+    def group(self, group_size: int) -> DiscreteGaussian:
+        return DiscreteGaussian(self.sigma, self.sens * group_size)
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        from gdpcli.core import discrete_gaussian
+
+        return discrete_gaussian.tradeoff(alpha, self.sigma, self.sens)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        from gdpcli.core import discrete_gaussian
+
+        return discrete_gaussian.profile(epsilon, self.sigma, self.sens)
+
+    def clt_functionals(self) -> Functionals:
+        from gdpcli.core import discrete_gaussian
+        from gdpcli.core.clt import Functionals
+
+        moments = discrete_gaussian.moments(self.sigma, self.sens)
+        return Functionals(
+            moments.kl, moments.kappa2, moments.kappa3, moments.kappa3bar, moments.variance, rel_error=1e-13
+        )
+
+    def rdp_curve(self) -> RdpCurve:
+        from gdpcli.core import discrete_gaussian
+
+        sigma, sens = self.sigma, self.sens
+        return lambda order: discrete_gaussian.rdp(order, sigma, sens)
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        """The exact profile in log space; its tail limit is sens / sigma (the log-profile falls like
+        -(sigma eps / sens)^2 / 2, as for the Gaussian mechanism; GDPT Thm 4.4)."""
+        from gdpcli.core import discrete_gaussian
+        from gdpcli.core.gdpt import PrivacyProfile
+
+        sigma, sens = self.sigma, self.sens
+        return PrivacyProfile(
+            self.describe(),
+            lambda eps: discrete_gaussian.log_profile(eps, sigma, sens),
+            tail_limit=sens / sigma,
+        )
+
+
 Step = Mechanism | Sampled
 
-MECHANISMS: tuple[type[Mechanism], ...] = (GDP, Gaussian, Laplace, ApproxDP, Renyi, RandomizedResponse)
+MECHANISMS: tuple[type[Mechanism], ...] = (
+    GDP,
+    Gaussian,
+    Laplace,
+    ApproxDP,
+    Renyi,
+    RandomizedResponse,
+    DiscreteGaussian,
+)
 """The mechanism kinds of the spec language, in the order help texts list them."""
 
 
@@ -669,14 +749,21 @@ class Repeated:
         - pure DP steps: delta vanishes beyond a finite eps: 0 (closed form);
         - an (eps, delta)-DP part with delta > 0 (scaled by p when subsampled) stays: inf;
         - GDP / Gaussian subsampled: subsampling never hurts (C_p(f) >= f, GDP paper Sec. 4), so G <=
-          sqrt(times) mu everywhere: the tail limit is at most that (an upper bound).
+          sqrt(times) mu everywhere: the tail limit is at most that (an upper bound);
+        - rho-zCDP (discrete Gaussian): delta <= exp(-(eps - rho)^2 / (4 rho)), so G <= sqrt(2 rho times)
+          in the limit (an upper bound; subsampling does not change it);
+        - anything else: nothing is known beyond the trivial bound (inf, an upper bound).
         """
         mechanism = self.mechanism
         if mechanism.delta_part > 0.0:
             return math.inf, "closed_form"
         if mechanism.gdp_mu is not None:
             return mechanism.gdp_mu * math.sqrt(self.times), "upper_bound"
-        return 0.0, "closed_form"
+        if mechanism.zcdp_rho is not None:
+            return math.sqrt(2.0 * mechanism.zcdp_rho * self.times), "upper_bound"
+        if mechanism.pure_epsilon is not None:
+            return 0.0, "closed_form"
+        return math.inf, "upper_bound"
 
 
 def dpsgd(

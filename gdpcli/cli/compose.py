@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import csv
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from gdpcli.events import Repeated
 
 EPILOG = """\b
 Examples:
@@ -20,23 +26,95 @@ Examples:
   gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 --method all --conversion all
                                                     how many repetitions fit in epsilon 6, by method
   gdpcli compose laplace:b=2x10 --epsilon 0:8:41 --plot compose.svg   also draw the bounds
+  gdpcli compose dgauss:sigma=5x10 gaussian:sigma=2 --delta 1e-5   discrete Gaussians (PLD)
+  gdpcli compose --specs examples/census_us_level.csv --delta 1e-11 --method all
+                                                    specs from a file (- for stdin), one per line
 """
 
 MethodOption = Annotated[
     options.Method,
     typer.Option(
         "--method",
-        help="auto (exact if a closed form exists, else pld) | exact | pld | clt | berry-esseen | rdp | all.",
+        help="auto (exact if a closed form exists, else pld) | exact | pld | clt | edgeworth | berry-esseen | "
+        "rdp | basic | advanced (the textbook theorems, for (eps, delta)-DP specs) | all.",
     ),
 ]
+
+
+SpecsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--specs",
+        metavar="FILE",
+        help="Read more specs from FILE (- for stdin): one spec per line, or a CSV with a `spec` column; "
+        "blank lines and # comments are skipped. Composed with the specs given as arguments.",
+    ),
+]
+
+
+def _spec_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, stripped line) of the lines that are neither blank nor # comments."""
+    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1)]
+    return [(number, line) for number, line in lines if line and not line.startswith("#")]
+
+
+def _spec_column(lines: list[tuple[int, str]], where: str) -> list[tuple[int, str]]:
+    """The specs of a file: the `spec` column when the first line is a CSV header naming one (gdpcli's
+    CSV convention), else each line as one spec word."""
+    header = next(csv.reader([lines[0][1]])) if lines else []
+    names = [name.strip().lower() for name in header]
+    if "spec" not in names:
+        return lines
+    column, specs = names.index("spec"), []
+    for number, line in lines[1:]:
+        row = next(csv.reader([line]))
+        if len(row) != len(names):
+            raise InputError(f"{where} line {number}: {len(row)} fields, the header has {len(names)}")
+        specs.append((number, row[column].strip()))
+    return specs
+
+
+def read_specs(path: str) -> list[tuple[str, str]]:
+    """--specs FILE (- for stdin): (where, spec text) per spec; InputError (exit 2) for an unreadable file
+    or a line that is not one spec word, naming the line."""
+    where = "stdin" if path == "-" else repr(path)
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"--specs: cannot read {path}: {error}", "give a text file, one spec per line"
+        ) from None
+    specs = []
+    for number, spec in _spec_column(_spec_lines(text), where):
+        if not spec or len(spec.split()) != 1:
+            raise InputError(f"{where} line {number}: {spec!r} is not one spec word", "one spec per line")
+        specs.append((f"{where} line {number}", spec))
+    if not specs:
+        raise InputError(f"--specs: {where} holds no specs", "one spec per line, # for comments")
+    return specs
+
+
+def _parse_all(arguments: list[str], from_file: list[tuple[str, str]]) -> list[Repeated]:
+    """Events of the argument specs, then of the file's, whose errors name the line."""
+    from gdpcli.mechanisms import parse_spec
+
+    parsed = [parse_spec(text) for text in arguments]
+    for where, text in from_file:
+        try:
+            parsed.append(parse_spec(text))
+        except InputError as error:
+            raise InputError(f"{where}: {error.message}", error.hint) from None
+    return parsed
 
 
 @options.grouped(queries=options.query_options, budget=options.budget_options, output=options.output_options)
 def command(
     specs: Annotated[
-        list[str], typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1.")
-    ],
+        list[str] | None,
+        typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1 (or --specs FILE)."),
+    ] = None,
     *,
+    specs_file: SpecsOption = None,
     queries: options.Queries,
     to: options.ToOption = None,
     method: MethodOption = "auto",
@@ -51,10 +129,14 @@ def command(
     from gdpcli.cli import plot as plotting
     from gdpcli.cli.output import Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
-    from gdpcli.mechanisms import parse_spec
 
     options.positive(accuracy, "--accuracy")
-    parsed = [parse_spec(text) for text in specs]
+    arguments = list(specs or [])
+    from_file = read_specs(specs_file) if specs_file is not None else []
+    if not arguments and not from_file:
+        raise InputError("no mechanism specs", "give specs as arguments or --specs FILE (- for stdin)")
+    parsed = _parse_all(arguments, from_file)
+    specs = arguments + [text for _, text in from_file]
     deltas = queries.deltas
     budget.require(queries)
     conversions = options.conversions(conversion)
@@ -92,7 +174,7 @@ def command(
         max_epsilon=budget.max_epsilon,
         max_delta=budget.max_delta,
     )
-    title = "gdpcli compose " + " ".join(specs)
+    title = "gdpcli compose " + " ".join(arguments + ([f"--specs {specs_file}"] if specs_file else []))
     if output.plot:
         references = plotting.gdp_reference(parsed)
         plotting.plot_accountants(output.plot, title, accountants, references, queries.epsilons)
