@@ -35,8 +35,8 @@ MethodOption = Annotated[
     options.Method,
     typer.Option(
         "--method",
-        help="auto (exact if a closed form exists, else pld) | exact | pld | clt | edgeworth | berry-esseen | "
-        "rdp | basic | advanced (the textbook theorems, for (eps, delta)-DP specs) | all.",
+        help="auto (exact if a closed form exists, else pld) | exact | pld | clt | edgeworth | "
+        "berry-esseen | rdp | basic | advanced (the textbook theorems, for (eps, delta)-DP specs) | all.",
     ),
 ]
 
