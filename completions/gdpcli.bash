@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd gdpt-identify risk audit completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family sgd' ;;
     esac
 }
@@ -12,9 +12,10 @@ _gdpcli_options() {  # the options of a command path
     case "$*" in
         'gdpcli') echo '--version --debug -h --help' ;;
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot -h --help' ;;
-        'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
+        'gdpcli compose') echo '--specs --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot -h --help' ;;
+        'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot -h --help' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
@@ -30,9 +31,10 @@ _gdpcli_options() {  # the options of a command path
 _gdpcli_value_options() {  # the options that take a value
     case "$*" in
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot' ;;
-        'gdpcli compose') echo '--delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
+        'gdpcli compose') echo '--specs --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot' ;;
+        'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot' ;;
@@ -46,12 +48,13 @@ _gdpcli_value_options() {  # the options that take a value
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
         'gdpcli convert --to') echo 'mu' ;;
-        'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all classic improved lemma1 lemma2 optimal' ;;
+        'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
         'gdpcli convert --plot') echo '@files' ;;
+        'gdpcli compose --specs') echo '@files' ;;
         'gdpcli compose --to') echo 'mu' ;;
-        'gdpcli compose --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
+        'gdpcli compose --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli compose --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli compose -f'|'gdpcli compose --format') echo 'table csv json' ;;
         'gdpcli compose --plot') echo '@files' ;;
@@ -60,15 +63,18 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli subsample --plot') echo '@files' ;;
         'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli sgd --schedule') echo '@files' ;;
-        'gdpcli sgd --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
+        'gdpcli sgd --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
         'gdpcli sgd --plot') echo '@files' ;;
+        'gdpcli noisy-gd --batching') echo 'cyclic full' ;;
+        'gdpcli noisy-gd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
+        'gdpcli noisy-gd -f'|'gdpcli noisy-gd --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify -f'|'gdpcli gdpt-identify --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify --plot') echo '@files' ;;
         'gdpcli risk --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli risk --schedule') echo '@files' ;;
-        'gdpcli risk --method') echo 'auto exact pld clt edgeworth berry-esseen rdp all' ;;
+        'gdpcli risk --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli risk -f'|'gdpcli risk --format') echo 'table csv json' ;;
         'gdpcli risk --plot') echo '@files' ;;
         'gdpcli audit --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
@@ -89,12 +95,12 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
 
 _gdpcli_argument_values() {  # the positional arguments (@files: file names)
     case "$*" in
-        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
-        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
-        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
-        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= family:a= icea:m= @files' ;;
-        'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
-        'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep=' ;;
+        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma=' ;;
+        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= @files' ;;
+        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma=' ;;
+        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= family:a= icea:m= @files' ;;
+        'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma=' ;;
+        'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma=' ;;
         'gdpcli completion') echo 'bash zsh fish' ;;
     esac
 }
