@@ -22,6 +22,7 @@ from gdpcli.errors import ComputationError, InputError
 if TYPE_CHECKING:
     from gdpcli.core.arrays import ArrayLike
     from gdpcli.core.clt import Functionals
+    from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.gdpt import PrivacyProfile
     from gdpcli.core.pld import DominatingPair
 
@@ -209,6 +210,14 @@ class Mechanism:
         """order -> Renyi divergence of one step (vectorized), for RDP accounting."""
         raise ComputationError(f"{self.describe()}: no RDP curve", "use --method pld")
 
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        """The cumulants of one step's privacy loss under both hypotheses for the Edgeworth accountant
+        (gdpcli.core.edgeworth), and whether the add direction is the same pair (symmetric)."""
+        raise ComputationError(
+            f"{self.describe()}: no privacy-loss cumulants for the Edgeworth accountant",
+            "use --method pld or rdp",
+        )
+
     def without_delta_part(self) -> Mechanism | None:
         """The mechanism with its delta part taken out (None when nothing is left)."""
         return self
@@ -256,6 +265,11 @@ class _GaussianLike(Mechanism):
         from gdpcli.core import subsample
 
         return subsample.subsampled_gdp_tradeoff(alpha, self.gdp_mu, sampling_rate)
+
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        from gdpcli.core import edgeworth
+
+        return edgeworth.gaussian_pair(self.gdp_mu), True
 
     def gdpt_profile(self) -> PrivacyProfile:
         from gdpcli.core import gdpt
@@ -351,6 +365,11 @@ class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="l
         epsilon = self.epsilon
         return lambda order: rdp.laplace(order, epsilon)
 
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        from gdpcli.core import edgeworth
+
+        return edgeworth.laplace_law(self.epsilon).pair(), True
+
     def gdpt_profile(self) -> PrivacyProfile:
         from gdpcli.core import gdpt
 
@@ -411,6 +430,12 @@ class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,
             return super().rdp_curve()
         epsilon = self.epsilon
         return lambda order: rdp.randomized_response(order, epsilon)
+
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        """Of f_{eps,0}; the delta part is accounted apart (GDP paper eq. 10-12)."""
+        from gdpcli.core import edgeworth
+
+        return edgeworth.pure_dp_pair(self.epsilon), True
 
     def without_delta_part(self) -> Mechanism | None:
         return ApproxDP(self.epsilon, 0.0) if self.epsilon > 0.0 else None
@@ -534,6 +559,9 @@ class RandomizedResponse(
     def rdp_curve(self) -> RdpCurve:
         return self._pure().rdp_curve()
 
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        return self._pure().edgeworth_pair()
+
     def subsampled_tradeoff(self, alpha: ArrayLike, sampling_rate: float) -> ArrayLike:
         return self._pure().subsampled_tradeoff(alpha, sampling_rate)
 
@@ -616,6 +644,20 @@ class Sampled:
             f"{self.describe()}: RDP is implemented for the Poisson-subsampled Gaussian only",
             "use --method pld (rigorous) for other subsampled mechanisms",
         )
+
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        """Subsampled Gaussian/GDP steps: the Poisson pair (asymmetric) or C_p(G_mu) (symmetric)."""
+        from gdpcli.core import edgeworth
+
+        mu, p = self.mechanism.gdp_mu, self.sampling_rate
+        if mu is None:
+            raise ComputationError(
+                f"{self.describe()}: the Edgeworth accountant handles subsampled Gaussian/GDP steps only",
+                "use --method pld",
+            )
+        if self.scheme is Sampling.FIXED:
+            return edgeworth.fixed_gaussian_law(p, mu).pair(), True
+        return edgeworth.poisson_gaussian_law(p, mu).pair(), False
 
     def without_delta_part(self) -> Sampled:
         return self

@@ -17,9 +17,7 @@ from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
-    from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.pld import Bounds
-    from gdpcli.events import Step
 
 
 class ExactGDP:
@@ -531,7 +529,7 @@ class EdgeworthAccountant:
 
         remove, add = edgeworth.ZERO, edgeworth.ZERO
         for spec in specs:
-            pair, symmetric = _edgeworth_step(spec.step)
+            pair, symmetric = spec.step.edgeworth_pair()
             remove = remove + pair.times(spec.times)
             add = add + (pair if symmetric else pair.reversed()).times(spec.times)
         self.pairs = [remove] if add == remove else [remove, add]
@@ -554,34 +552,6 @@ class EdgeworthAccountant:
         from gdpcli.core import edgeworth
 
         return self._approximate(edgeworth.tradeoff(np.asarray(alphas, dtype=float), self.pairs, self.order))
-
-
-def _edgeworth_step(step: Step) -> tuple[LossPair, bool]:
-    """The cumulant pair of one step (gdpcli.core.edgeworth.LossPair) and whether it is symmetric (its add
-    direction is the same pair); ComputationError for steps without one."""
-    from gdpcli.core import edgeworth
-    from gdpcli.events import Laplace, Sampled, Sampling
-
-    if isinstance(step, Sampled):
-        mu, p = step.mechanism.gdp_mu, step.sampling_rate
-        if mu is None:
-            raise ComputationError(
-                f"{step.describe()}: the Edgeworth accountant handles subsampled Gaussian/GDP steps only",
-                "use --method pld",
-            )
-        if step.scheme is Sampling.FIXED:
-            return edgeworth.fixed_gaussian_law(p, mu).pair(), True
-        return edgeworth.poisson_gaussian_law(p, mu).pair(), False
-    if step.gdp_mu is not None:
-        return edgeworth.gaussian_pair(step.gdp_mu), True
-    if step.eps_delta is not None and step.eps_delta[1] == 0.0:
-        return edgeworth.pure_dp_pair(step.eps_delta[0]), True
-    if isinstance(step, Laplace):
-        return edgeworth.laplace_law(step.pure_epsilon).pair(), True
-    raise ComputationError(
-        f"{step.describe()}: no privacy-loss cumulants for the Edgeworth accountant",
-        "use --method pld or rdp",
-    )
 
 
 class TextbookComposition:
