@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.gdpt import PrivacyProfile
     from gdpcli.core.pld import DominatingPair
+    from gdpcli.core.shuffle_model import CloneReduction
 
 RdpCurve = Callable[["ArrayLike"], "ArrayLike"]
 
@@ -173,6 +174,9 @@ class Mechanism:
     """delta0 when the mechanism factors as (the rest) (x) f_{0,delta0} (GDP paper eq. 10-11), else 0."""
     zcdp_rho: float | None = None
     """rho when the mechanism is rho-zCDP (RDP eps(alpha) <= alpha rho), else None."""
+    profile_is_exact: ClassVar[bool] = True
+    """Whether `profile` is the mechanism's own (else an upper bound, whose PLD lower figure bounds nothing
+    of the mechanism: `lower_pair` gives what does)."""
     has_tradeoff = True
     rdp_points: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     """(orders, epsilons) of an RDP guarantee given at listed orders only, else None."""
@@ -201,6 +205,11 @@ class Mechanism:
         from gdpcli.core.pld import DominatingPair
 
         return DominatingPair(self.profile)
+
+    def lower_pair(self) -> DominatingPair | None:
+        """A pair the mechanism dominates, whose PLD lower bounds are the mechanism's: the dominating pair
+        itself when the profile is exact; None when no such pair is known."""
+        return self.dominating_pair() if self.profile_is_exact else None
 
     def clt_functionals(self) -> Functionals:
         """kl, kappa2, kappa3 of the trade-off function (GDP paper Sec. 3.2), for the CLT and Thm 5."""
@@ -620,6 +629,15 @@ class Sampled:
             kink=math.log1p(-p) if p < 1.0 else None,
         )
 
+    @property
+    def profile_is_exact(self) -> bool:
+        """Whether the subsampled pair is built from the mechanism's own profile."""
+        return self.mechanism.profile_is_exact
+
+    def lower_pair(self) -> DominatingPair | None:
+        """The dominating pair when it is the subsampled mechanism's own (an exact profile), else None."""
+        return self.dominating_pair() if self.profile_is_exact else None
+
     def clt_functionals(self) -> Functionals:
         """C_p(G_mu) for fixed-size batches (GDP paper Thm 10 / Lemma 4); the others have none here."""
         from gdpcli.core import clt
@@ -735,6 +753,79 @@ class DiscreteGaussian(Mechanism, kind="dgauss", keys=("sigma", "sens"), spec_he
 
 Step = Mechanism | Sampled
 
+
+@dataclass(frozen=True)
+class Shuffle(Mechanism, kind="shuffle", keys=("eps0", "n"), spec_help="shuffle (eps0,n: shuffled LDP)"):
+    """n users each send one report of an eps0-LDP local randomizer; the analyst sees them shuffled
+    (core.shuffle_model). The figures are a rigorous UPPER bound from the clone reduction: [FMT22] Thm 3.2
+    (q = e^-eps0, every eps0-LDP randomizer); the review's eq. (4.1) holds with equality on its mixture
+    over the clone count. Not exact: the profile and the trade-off are bounds (profile_is_exact)."""
+
+    eps0: float
+    n: int
+    randomizer: ClassVar[str] = "general"
+    profile_is_exact: ClassVar[bool] = False
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Shuffle:
+        eps0 = values.number("eps0", Interval(0.0, 300.0, high_closed=True))
+        n = values.number("n", Interval(2.0, low_closed=True))
+        if not float(n).is_integer():
+            raise values.error(f"n={n!r} is not a whole number", "n counts the users: n = 2, 3, ...")
+        return cls(eps0, int(n))
+
+    def describe(self) -> str:
+        return f"{self.kind}:eps0={_number(self.eps0)},n={self.n}"
+
+    def _pair(self) -> CloneReduction:
+        from gdpcli.core.shuffle_model import clone_reduction
+
+        return clone_reduction(self.eps0, self.n, self.randomizer)
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        """A lower bound on f: the dual of the profile (review eq. 2.4)."""
+        return self._pair().tradeoff(alpha)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        """An upper bound on delta(eps), symmetric in add/remove."""
+        return self._pair().profile(epsilon)
+
+    def lower_pair(self) -> DominatingPair:
+        """A rigorous LOWER-bound pair (shuffled binary randomized response on explicit neighbours):
+        its PLD bounds the composition from below; the PLD 'lower' figure of dominating_pair() does not."""
+        from gdpcli.core.shuffle_model import shuffled_rr
+
+        return shuffled_rr(self.eps0, self.n).dominating_pair()
+
+    def dominating_pair(self) -> DominatingPair:
+        return self._pair().dominating_pair()
+
+    def clt_functionals(self) -> Functionals:
+        raise ComputationError(
+            f"{self.describe()}: no CLT functionals for a shuffled mechanism", "use --method pld"
+        )
+
+    def rdp_curve(self) -> RdpCurve:
+        """Renyi divergence of the clone pair (an upper bound by data processing), capped at eps0."""
+        pair = self._pair()
+        return pair.rdp
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        raise ComputationError(
+            f"{self.describe()}: no closed-form profile for the GDPT engine",
+            "convert it to (eps, delta) first (gdpcli convert --epsilon RANGE -f csv) and pipe the CSV in",
+        )
+
+
+@dataclass(frozen=True)
+class ShuffleRR(Shuffle, kind="shuffle-rr", keys=("eps0", "n"), spec_help="shuffle-rr (eps0,n)"):
+    """Shuffled randomized response (binary or k-ary, eps0-LDP): the stronger clone of [FMT23] Thm 3.2 with
+    its errata (q = 2 / (e^eps0 + 1); valid for randomizers with R(x) >= (R(x^0) + R(x^1)) / (e^eps0 + 1)
+    pointwise, which k-RR satisfies). The review's Tables 2 and 3 use it with n = 10^4, eps0 = 4.444."""
+
+    randomizer: ClassVar[str] = "rr"
+
+
 MECHANISMS: tuple[type[Mechanism], ...] = (
     GDP,
     Gaussian,
@@ -743,6 +834,8 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
     Renyi,
     RandomizedResponse,
     DiscreteGaussian,
+    Shuffle,
+    ShuffleRR,
 )
 """The mechanism kinds of the spec language, in the order help texts list them."""
 

@@ -3,7 +3,7 @@ figure labelled with its guarantee and method (gdpcli.accounting.figures)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,51 @@ class ExactSingle:
         return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), EXACT, self.method)]
 
 
+class BoundedSingle:
+    """One mechanism known through an upper-bound profile (Mechanism.profile_is_exact false: the shuffle
+    model's clone reduction): its profile, its inverse and its trade-off function bound the truth (upper,
+    upper and lower), and its lower pair, where it has one, bounds it from the other side."""
+
+    method = "profile-bound"
+    closed_form = True  # answers delta = 0 too
+
+    def __init__(self, mechanism: Mechanism) -> None:
+        self.mechanism = mechanism
+        self.lower_pair = mechanism.lower_pair()
+        self.ceiling = max(1e4, mechanism.pure_epsilon or 0.0)
+
+    def _lower_profile(self, epsilons: np.ndarray) -> np.ndarray:
+        """The lower pair's profile in its worst direction, moved down by 1e-12 relative (rounding)."""
+        assert self.lower_pair is not None
+        remove, add = self.lower_pair.remove, self.lower_pair.add or self.lower_pair.remove
+        return np.maximum(remove(epsilons), add(epsilons)) * (1.0 - _BOUND_MARGIN)
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        from gdpcli.core.tradeoff import epsilon_from_profile
+
+        upper = epsilon_from_profile(self.mechanism.profile, deltas, ceiling=self.ceiling)
+        found = [Figures(np.asarray(upper), UPPER, self.method)]
+        if self.lower_pair is not None:
+            lower = epsilon_from_profile(self._lower_profile, deltas, ceiling=self.ceiling)
+            found.append(Figures(np.asarray(lower) * (1.0 - _BOUND_MARGIN), LOWER, self.method))
+        return found
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        epsilons = np.asarray(epsilons, dtype=float)
+        found = [Figures(np.asarray(self.mechanism.profile(epsilons)), UPPER, self.method)]
+        if self.lower_pair is not None:
+            found.append(Figures(self._lower_profile(epsilons), LOWER, self.method))
+        return found
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        """The trade-off function of an upper-bound profile is a lower bound on beta."""
+        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), LOWER, self.method)]
+
+
+_BOUND_MARGIN = 1e-12
+"""Relative margin by which BoundedSingle moves its lower figures down (their profiles' rounding)."""
+
+
 _BINOMIAL_MARGIN = 1e-12
 """Relative margin on the binomial accountant's delta check: the pmf (core.binomial) and the sum round by a
 few ulps where the masses carry the profile (far-tail masses near 1e-285 are within 1e-12 themselves)."""
@@ -133,25 +178,44 @@ class NumericalPLD:
 
     def __init__(self, specs: Sequence[Repeated], accuracy: float) -> None:
         self.components = [(spec.step.dominating_pair(), spec.times) for spec in specs]
+        self.lower_components = self.components
+        if not all(spec.step.profile_is_exact for spec in specs):
+            lower = [(spec.step.lower_pair(), spec.times) for spec in specs]
+            self.lower_components = None if any(pair is None for pair, _ in lower) else lower
         self.accuracy = accuracy
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        bounds = pld.epsilon_bounds(self.components, np.asarray(deltas, dtype=float), accuracy=self.accuracy)
-        return self._figures(bounds, "epsilon", relative=True)
+        return self._answer(pld.epsilon_bounds, np.asarray(deltas, dtype=float), "epsilon", relative=True)
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        bounds = pld.delta_bounds(self.components, np.asarray(epsilons), accuracy=self.accuracy)
-        return self._figures(bounds, "delta", relative=True)
+        return self._answer(pld.delta_bounds, np.asarray(epsilons, dtype=float), "delta", relative=True)
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import pld
 
-        bounds = pld.tradeoff_bounds(self.components, alphas, accuracy=self.accuracy)
-        return self._figures(bounds, "beta", relative=False)
+        return self._answer(pld.tradeoff_bounds, alphas, "beta", relative=False)
+
+    def _answer(
+        self, bounds_of: Callable[..., Bounds], queries: np.ndarray, name: str, *, relative: bool
+    ) -> list[Figures]:
+        """The upper bound from the dominating pairs; the lower bound from the same composition when every
+        pair is the mechanism's own (Mechanism.lower_pair), from the lower pairs' composition when they
+        differ, and 0 with a note when some mechanism has none (an upper-bound profile only)."""
+        bounds = bounds_of(self.components, queries, accuracy=self.accuracy)
+        figures = self._figures(bounds, name, relative=relative)
+        if self.lower_components is None:
+            note = (
+                "pld: some mechanism is known through an upper bound only; the lower bound is the trivial 0"
+            )
+            return [figures[0], Figures(np.zeros_like(figures[1].values), LOWER, self.method, note=note)]
+        if self.lower_components is not self.components:
+            lower = bounds_of(self.lower_components, queries, accuracy=self.accuracy)
+            figures[1] = self._figures(lower, name, relative=relative)[1]
+        return figures
 
     def _figures(self, bounds: Bounds, name: str, *, relative: bool) -> list[Figures]:
         """Upper and lower bound figures (their difference is the width reached); where the refinement

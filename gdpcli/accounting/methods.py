@@ -10,6 +10,7 @@ import numpy as np
 from gdpcli.accounting.accountants import (
     BerryEsseenBand,
     Binomial,
+    BoundedSingle,
     CentralLimit,
     EdgeworthAccountant,
     ExactGDP,
@@ -50,7 +51,8 @@ def exact_accountant(specs: Sequence[Repeated]) -> Accountant | None:
         return None
     mechanisms = [spec.mechanism for spec in specs]
     if len(specs) == 1 and specs[0].times == 1 and mechanisms[0].has_tradeoff:
-        return ExactSingle(mechanisms[0])
+        single = mechanisms[0]
+        return ExactSingle(single) if single.profile_is_exact else BoundedSingle(single)
     if all(m.eps_delta is not None for m in mechanisms):
         epsilons = {m.eps_delta[0] for m in mechanisms}
         times = sum(spec.times for spec in specs)
