@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gdpcli import vocabulary
-from gdpcli.accounting import dpsgd
+from gdpcli.accounting import dpsgd, last_iterate
 from gdpcli.accounting.gdpt_input import BUILTINS
 from gdpcli.cli import calibrate
 from gdpcli.mechanisms import KIND_KEYS
@@ -110,6 +110,8 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
         return ("mu",)
     if option == "--scale":
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
+    if option == "--batching":
+        return last_iterate.BATCHING
     methods = {
         "gdpcli convert": (*vocabulary.METHODS, *vocabulary.CONVERSIONS),
         "gdpcli compose": vocabulary.METHODS,
