@@ -103,7 +103,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
     if option in ("-f", "--format"):
         return vocabulary.FORMATS
     if option == "--sampling":
-        return vocabulary.BATCHING if path.endswith(("sgd", "risk")) else vocabulary.SAMPLING
+        return vocabulary.BATCHING if path.endswith(("sgd", "risk", "audit")) else vocabulary.SAMPLING
     if option == "--conversion":
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":

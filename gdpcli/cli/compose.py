@@ -111,7 +111,9 @@ def _parse_all(arguments: list[str], from_file: list[tuple[str, str]]) -> list[R
 def command(
     specs: Annotated[
         list[str] | None,
-        typer.Argument(help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1 (or --specs FILE)."),
+        typer.Argument(
+            help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1 (or from a file: --specs)."
+        ),
     ] = None,
     *,
     specs_file: SpecsOption = None,
