@@ -112,7 +112,7 @@ def command(
     specs: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1 (or from a file: --specs)."
+            help="Mechanism specs, e.g. gaussian:sigma=2x100 laplace:b=1 (or read them with --specs)."
         ),
     ] = None,
     *,
