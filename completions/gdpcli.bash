@@ -96,7 +96,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
 _gdpcli_argument_values() {  # the positional arguments (@files: file names)
     case "$*" in
         'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
-        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= @files' ;;
+        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
         'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
         'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= family:a= icea:m= @files' ;;
         'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;

@@ -99,7 +99,6 @@ complete -c gdpcli -n '__gdpcli_is gdpcli compose' -s f -l format -x -a 'table c
 complete -c gdpcli -n '__gdpcli_is gdpcli compose' -l plot -r -F -d 'Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install \'gdpcli[plot]\').'
 complete -c gdpcli -n '__gdpcli_is gdpcli compose' -s h -l help -d 'Show this message and exit.'
 complete -c gdpcli -n '__gdpcli_is gdpcli compose' -a 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' -d 'SPECS'
-complete -c gdpcli -n '__gdpcli_is gdpcli compose' -F
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l rate -x -d 'Sampling rate p in (0, 1]: the chance that a record is in the sample.'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l sampling -x -a 'poisson fixed' -d 'poisson (add/remove neighbours) | fixed (samples of exactly m = p n, replace-one neighbours).'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l delta -x -d 'delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.'
