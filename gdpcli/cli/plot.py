@@ -227,6 +227,49 @@ def tradeoff_plot(
     _save(figure, path, title, notes)
 
 
+def plot_roc(
+    path: Path,
+    title: str,
+    accountants: Sequence[Accountant],
+    references: Sequence[tuple[str, Accountant]] = (),
+) -> None:
+    """risk: the most any attack's TPR can be at each FPR, 1 - f(alpha), on log-log axes, from the
+    accountants' trade-off bounds (a lower bound on beta is an upper bound on the TPR: labels swap), with
+    the (name, accountant) references in grey and the diagonal TPR = FPR of guessing."""
+    fprs = np.logspace(-6, 0, 241)
+    curves, skipped = accountant_curves(accountants, fprs, "beta")
+    curves += accountant_curves([r for _, r in references], fprs, "beta", [n for n, _ in references])[0]
+    if not curves:
+        raise ComputationError("--plot: no trade-off curve to draw the ROC from", "; ".join(skipped) or None)
+    swapped = {Guarantee.LOWER_BOUND: Guarantee.UPPER_BOUND, Guarantee.UPPER_BOUND: Guarantee.LOWER_BOUND}
+    rocs = [
+        replace(c, y=1.0 - c.y, guarantee=swapped.get(c.guarantee, c.guarantee), label=_roc_label(c))
+        for c in curves
+    ]
+    figure = _figure(1, width=7.0)
+    ax = figure.axes[0]
+    ax.plot(fprs, fprs, ":", color="0.6", lw=1, label="TPR = FPR (guessing)")
+    _draw(ax, [_positive(c) for c in rocs])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set(title="membership-inference ROC bound", xlabel="false-positive rate", ylabel="true-positive rate")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small", loc="lower right", framealpha=0.9)
+    _save(figure, path, title, [f"not drawn: {note}" for note in skipped])
+
+
+def _roc_label(curve: Curve) -> str:
+    """A trade-off curve's legend label for its ROC (lower and upper bounds swap)."""
+    words = {
+        _WORDS[Guarantee.LOWER_BOUND]: _WORDS[Guarantee.UPPER_BOUND],
+        _WORDS[Guarantee.UPPER_BOUND]: _WORDS[Guarantee.LOWER_BOUND],
+    }
+    for old, new in words.items():
+        if f"({old})" in curve.label:
+            return curve.label.replace(f"({old})", f"({new})")
+    return curve.label
+
+
 def staircase_plot(
     path: Path,
     title: str,

@@ -23,6 +23,7 @@ Examples:
   gdpcli risk gaussian:sigma=2x10 --fpr 1e-4:0.1:5 --prior 0.01,0.5
   gdpcli risk --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --epochs 60
                                                     the MNIST DP-SGD run (rigorous PLD bounds)
+  gdpcli risk gaussian:sigma=1,p=0.01x1000 --plot roc.png   also draw the ROC bound (log-log)
 """
 
 SpecsArgument = Annotated[
@@ -76,10 +77,12 @@ def command(
     risk.check_probabilities(priors, "--prior")
     if method == "rdp":
         raise InputError("--method rdp gives no trade-off function", "use auto, exact, pld, clt or all")
-    if output.plot:
-        raise InputError("--plot is not available for risk yet", "drop --plot")
     events, title = events_of(specs or [], run_options, noise_multiplier)
     accountants, skipped = accounting.select(events, method, accuracy=accuracy)
+    if output.plot:
+        from gdpcli.cli import plot as plotting
+
+        plotting.plot_roc(output.plot, title, accountants, plotting.gdp_reference(events))
     found = [
         figure
         for accountant in accountants

@@ -144,3 +144,11 @@ def test_calibrate_gaussian_to_a_risk_target_is_exact(gdpcli, target: tuple[str,
 def test_bad_risk_targets_exit_2(gdpcli, args: tuple[str, ...], words: str) -> None:
     outcome = gdpcli("calibrate", "gaussian", *args)
     assert outcome.code == 2 and words in outcome.stderr, outcome.stderr
+
+
+def test_plot_draws_the_roc_bound(gdpcli, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "roc.png"
+    outcome = gdpcli("risk", "gaussian:sigma=1,p=0.01x100", "--plot", str(target), "-f", "csv")
+    assert outcome.code == 0, outcome.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
