@@ -68,7 +68,8 @@ _FINE_STEP = 0.002  # the same after two secant steps
 class Run:
     """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
     std / C); sensitivity None means the neighbouring relation's own (events.Neighbouring.sensitivity).
-    dataset_size N and max_batch_size matter to schemes that require them (truncated-poisson)."""
+    dataset_size N and max_batch_size matter to schemes that require them (truncated-poisson). group is K of
+    group privacy (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records."""
 
     sampling_rate: float
     steps: int
@@ -77,6 +78,7 @@ class Run:
     sensitivity: float | None = None
     dataset_size: int | None = None
     max_batch_size: int | None = None
+    group: int = 1
 
     @property
     def scheme(self) -> BatchScheme | None:
@@ -129,9 +131,14 @@ class Run:
                 f"a {self.sampling} run is not a composition of independently sampled steps",
                 "its figures come from its batch scheme (gdpcli.accounting.schemes)",
             )
-        return events.dpsgd(
+        run = events.dpsgd(
             self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
         )
+        if self.group == 1:
+            return run
+        from gdpcli.accounting.group import group_step
+
+        return Repeated(group_step(run.step, self.group), self.steps)
 
 
 def _exact_ratio(value: float) -> Fraction:
@@ -227,6 +234,21 @@ def check_run(run: Run) -> None:
             raise InputError(f"--sampling {run.sampling} needs {option}")
     if run.max_batch_size is not None and "max_batch_size" not in required:
         raise InputError("--max-batch-size caps the batches of --sampling truncated-poisson", "drop it")
+    _check_group(run)
+
+
+def _check_group(run: Run) -> None:
+    """InputError unless K is a whole number >= 1; ComputationError for a group under a batch scheme
+    without a rigorous group analysis here (every scheme but Poisson)."""
+    from gdpcli.accounting.group import check_group
+
+    check_group(run.group)
+    if run.group > 1 and (run.scheme is not None or (run.sampling != "poisson" and run.sampling_rate < 1.0)):
+        raise ComputationError(
+            f"--group with --sampling {run.sampling}: no rigorous group bound for these batches here",
+            "use --sampling poisson (each record sampled on its own); for fixed-size batches GDP paper Thm 3 "
+            "holds for the whole run, 1 - (1 - f)^{o K} with f its trade-off function, but is not computed",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -238,12 +260,13 @@ def clt_mu(run: Run) -> float:
     """The CLT mu of the run: Cor. 4 of the GDP paper (fixed size) or q sqrt(T (e^{1/sigma^2} - 1)) (Poisson).
 
     An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) mu only for Poisson. The
-    formulas take the noise in units of the sensitivity (Run.effective_noise).
+    formulas take the noise in units of the sensitivity (Run.effective_noise). For groups of K records it
+    is K times that (GDP paper Thm 3 applied to the CLT's G_mu: the naive group scaling, still no bound).
     """
     from gdpcli.core import clt
 
     mu_of = clt.sgd_mu_fixed if run.sampling == "fixed" else clt.sgd_mu_poisson
-    return float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
+    return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
 
 def unavailable(run: Run, method: str) -> str | None:
@@ -260,6 +283,15 @@ def unavailable(run: Run, method: str) -> str | None:
             f"{run.sampling} batches are accounted by the scheme's rigorous upper and lower bounds (use "
             "--method auto or pld); gdpcli has no closed form, CLT or RDP analysis of them"
         )
+    if (
+        run.group > 1
+        and method in _GROUP_UNAVAILABLE
+        and (run.sampling_rate < 1.0 or method == "berry-esseen")
+    ):
+        return (
+            f"{method} has no analysis of a group of sampled records here; the group's binomial-mixture pair "
+            "is accounted by --method auto or pld (rigorous), clt scales the CLT mu by K"
+        )
     if run.sampling_rate == 1.0:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
@@ -275,6 +307,11 @@ def unavailable(run: Run, method: str) -> str | None:
             "no RDP bound for fixed-size replace-one sampling is implemented (use --method auto or pld)"
         )
     return None
+
+
+_GROUP_UNAVAILABLE = ("edgeworth", "berry-esseen", "rdp")
+"""Methods that take the record-level step only (at q = 1 a group is the Gaussian at K times the
+sensitivity, which edgeworth and rdp account; berry-esseen reads the record-level noise)."""
 
 
 def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) -> list[Figures]:

@@ -29,6 +29,9 @@ Examples:
   gdpcli compose dgauss:sigma=5x10 gaussian:sigma=2 --delta 1e-5   discrete Gaussians (PLD)
   gdpcli compose --specs examples/census_us_level.csv --delta 1e-11 --method all
                                                     specs from a file (- for stdin), one per line
+  gdpcli compose gaussian:sigma=2x10 --group 3 --delta 1e-5   groups of 3 records: exact (sens 3)
+  gdpcli compose gaussian:sigma=1,p=0.01x1000 --group 4 --delta 1e-5
+                                                    4 records each Poisson-sampled: PLD bounds
 """
 
 MethodOption = Annotated[
@@ -107,6 +110,16 @@ def _parse_all(arguments: list[str], from_file: list[tuple[str, str]]) -> list[R
     return parsed
 
 
+def _grouped(parsed: list[Repeated], group: int | None) -> list[Repeated]:
+    """--group K: every spec for groups of K records (accounting.group; ComputationError where none is
+    rigorous), or the specs themselves."""
+    if group is None:
+        return parsed
+    from gdpcli.accounting.group import check_group, group_specs
+
+    return group_specs(parsed, check_group(group))
+
+
 @options.grouped(queries=options.query_options, budget=options.budget_options, output=options.output_options)
 def command(
     specs: Annotated[
@@ -117,6 +130,7 @@ def command(
     ] = None,
     *,
     specs_file: SpecsOption = None,
+    group: options.GroupOption = None,
     queries: options.Queries,
     to: options.ToOption = None,
     method: MethodOption = "auto",
@@ -137,7 +151,7 @@ def command(
     from_file = read_specs(specs_file) if specs_file is not None else []
     if not arguments and not from_file:
         raise InputError("no mechanism specs", "give specs as arguments or --specs FILE (- for stdin)")
-    parsed = _parse_all(arguments, from_file)
+    parsed = _grouped(_parse_all(arguments, from_file), group)
     specs = arguments + [text for _, text in from_file]
     deltas = queries.deltas
     budget.require(queries)
@@ -152,6 +166,7 @@ def command(
             "--max-epsilon/--max-delta check the composition as given, --target-epsilon searches a budget",
             "run them as two commands",
         )
+    grouping = {"group": group} if group else {}
     rows: list[dict] = []
     answers: list[accounting.Answer] = []
     notes: list[str] = []
@@ -163,12 +178,15 @@ def command(
         )
     elif queries.asked:
         notes += [f"skipped {note}" for note in skipped]
-        rows, answers = answer(accountants, queries, context=accounting.describe)
+        rows, answers = answer(
+            accountants, queries, context=lambda acc: {**grouping, **accounting.describe(acc)}
+        )
         notes += notes_of(answers)
     if to == "mu":
-        rows += mu_rows(accounting.mu_figures(parsed, method))
+        rows += mu_rows(accounting.mu_figures(parsed, method), grouping)
     inputs = options.echo_inputs(
         specs=specs,
+        group=group,
         **queries.echo(),
         to=to,
         **options.method_inputs(method, conversion, accuracy),
@@ -176,7 +194,11 @@ def command(
         max_epsilon=budget.max_epsilon,
         max_delta=budget.max_delta,
     )
-    title = "gdpcli compose " + " ".join(arguments + ([f"--specs {specs_file}"] if specs_file else []))
+    title = "gdpcli compose " + " ".join(
+        arguments
+        + ([f"--specs {specs_file}"] if specs_file else [])
+        + ([f"--group {group}"] if group else [])
+    )
     if output.plot:
         references = plotting.gdp_reference(parsed)
         plotting.plot_accountants(output.plot, title, accountants, references, queries.epsilons)

@@ -89,6 +89,10 @@ _HELP: dict[str, str] = {
     "(JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
     "uniformly random B_max of them (needs --dataset-size).",
+    "--group": "Group privacy: the guarantee for groups of K records (K records per user; default 1). "
+    "Exact for mechanisms that add noise to a query of bounded sensitivity (K times the sensitivity) and "
+    "for GDP (K mu, GDP paper Thm 3); rigorous PLD bounds for Poisson-subsampled Gaussian steps, whose K "
+    "records are each sampled (the binomial mixture of N(j mu, 1), j ~ Bin(K, q), against N(0, 1)).",
 }
 _KIND: dict[str, Any] = {
     "--format": Format | None,
@@ -112,6 +116,7 @@ _KIND: dict[str, Any] = {
     "--sampling": Batching,
     "--max-batch-size": int | None,
     "--schedule": str | None,
+    "--group": int | None,
 }
 _SHORT = {"--format": ("-f",)}
 _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
@@ -137,6 +142,7 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
     BatchingOption,
     MaxBatchSizeOption,
     ScheduleOption,
+    GroupOption,
 ) = (
     Annotated[kind, typer.Option(flag, *_SHORT.get(flag, ()), metavar=_METAVAR.get(flag), help=_HELP[flag])]
     for flag, kind in _KIND.items()

@@ -32,6 +32,11 @@ Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) =
   gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 --delta 1e-5 \\
       --max-epsilon 4                               CI check: exit 3 if epsilon exceeds 4
   gdpcli sgd ... --epochs 60 --delta 1e-5 --plot sgd.png   also draw the trade-off curve
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --group 2   users with 2 examples each, every example
+                                                    Poisson-sampled on its own: PLD bounds
+  gdpcli sgd ... --epochs 60 --delta 1e-5 --sensitivity 2   user-level sampling instead (users
+                                                    sampled, each adding all its K = 2 examples to the
+                                                    batch): the plain run at sensitivity K C
   (... stands for --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1)
 """
 
@@ -64,6 +69,7 @@ def command(
     target_epsilon: options.TargetEpsilonOption = None,
     max_epsilon: options.MaxEpsilonOption = None,
     runs: RunsOption = 1,
+    group: options.GroupOption = None,
     output: options.Output,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
@@ -88,6 +94,8 @@ def command(
                 )
         if output.plot:
             raise InputError("--plot draws one run", "drop --plot with --schedule")
+        if group is not None:
+            raise InputError("--group accounts one run", "drop --group with --schedule")
         method_choice = dpsgd.Method(method, accuracy, conversion)
         _schedule(run_options, runs, deltas, method_choice, max_epsilon, output)
         return
@@ -111,12 +119,16 @@ def command(
         q, total, _ = run_options.rate_and_steps()
     sampling = run_options.sampling
     run = dpsgd.repeated(run_options.run(q, total or 1, noise_multiplier), runs)
+    if group is not None:
+        run = dataclasses.replace(run, group=group)
+        dpsgd.check_run(run)
     total = None if budget_only else run.steps
     if output.plot and run.scheme is not None:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     notes = _skipped(run, method)
     answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
     rows = [_figure_row(run, answer) for answer in answers]
+    notes += _group_notes(run, answers)
     if target_epsilon is not None:
         budgets = [
             (
@@ -135,10 +147,12 @@ def command(
         **options.method_inputs(method, conversion, accuracy),
         target_epsilon=target_epsilon,
         max_epsilon=max_epsilon,
+        group=group,
     )
     title = (
         f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
+        + (f", groups of {run.group} records" if run.group > 1 else "")
     )
     if output.plot:
         _plot(output.plot, f"{title}, T = {run.steps}", run, accuracy)
@@ -206,7 +220,7 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
 
 
 def _context(run: Run) -> dict[str, Any]:
-    """The columns that describe the run, first in every row."""
+    """The columns that describe the run, first in every row (group only for groups of K > 1 records)."""
     return {
         "sampling": run.sampling,
         "neighbouring": run.neighbouring,
@@ -216,7 +230,7 @@ def _context(run: Run) -> dict[str, Any]:
         "step_mu": run.step_mu,
         "steps": run.steps,
         "epochs": run.epochs,
-    }
+    } | ({"group": run.group} if run.group > 1 else {})
 
 
 def _skipped(run: Run, method: str) -> list[str]:
@@ -254,6 +268,16 @@ def _answers(
             answers += [Answer("delta", np.array([delta]), figure) for figure in found]
     notes += queries.notes_of(answers)
     return answers
+
+
+def _group_notes(run: Run, answers: list[Answer]) -> list[str]:
+    """For groups: what the CLT row is (K times the CLT mu, GDP paper Thm 3 applied to an approximation)."""
+    if run.group == 1 or not any(answer.figure.method == "clt" for answer in answers):
+        return []
+    return [
+        f"clt: {run.group} x the CLT mu (GDP paper Thm 3 applied to an approximation), no bound: for Poisson "
+        "sampling the CLT is optimistic already for one record; the rigorous group bounds may lie above it"
+    ]
 
 
 def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
