@@ -64,9 +64,11 @@ def command(
     noise_multiplier: options.NoiseMultiplierOption = None,
     method: MethodOption = "auto",
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
+    group: options.GroupOption = None,
     output: options.Output,
 ) -> None:
-    """Attack risk: the most any membership-inference attack achieves against these mechanisms or this run."""
+    """Attack risk: the most any membership-inference attack achieves against these mechanisms or this run
+    (with --group K: against a user's K records together)."""
     from gdpcli import accounting
     from gdpcli.accounting import risk
     from gdpcli.cli.output import Result, emit
@@ -78,6 +80,10 @@ def command(
     if method == "rdp":
         raise InputError("--method rdp gives no trade-off function", "use auto, exact, pld, clt or all")
     events, title = events_of(specs or [], run_options, noise_multiplier)
+    if group is not None:
+        from gdpcli.accounting.group import group_specs
+
+        events, title = group_specs(events, group), f"{title} (groups of {group})"
     accountants, skipped = accounting.select(events, method, accuracy=accuracy)
     if output.plot:
         from gdpcli.cli import plot as plotting

@@ -152,3 +152,11 @@ def test_plot_draws_the_roc_bound(gdpcli, tmp_path) -> None:
     outcome = gdpcli("risk", "gaussian:sigma=1,p=0.01x100", "--plot", str(target), "-f", "csv")
     assert outcome.code == 0, outcome.stderr
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_group_risk_is_the_groups_mechanism(gdpcli) -> None:
+    """--group 3 on ten Gaussians is the Gaussian with three times the sensitivity, exactly (issue 17:
+    risk for user-level inputs)."""
+    grouped = rows_of(gdpcli("risk", "gaussian:sigma=2x10", "--group", "3", "--fpr", "0.01", "-f", "json"))
+    direct = rows_of(gdpcli("risk", "gaussian:sigma=2,sens=3x10", "--fpr", "0.01", "-f", "json"))
+    assert [r["value"] for r in grouped] == [r["value"] for r in direct]
