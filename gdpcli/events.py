@@ -774,6 +774,11 @@ class Shuffle(Mechanism, kind="shuffle", keys=("eps0", "n"), spec_help="shuffle 
             raise values.error(f"n={n!r} is not a whole number", "n counts the users: n = 2, 3, ...")
         return cls(eps0, int(n))
 
+    @property
+    def pure_epsilon(self) -> float:  # type: ignore[override]
+        """eps0: one user's report changes the shuffled view as it changes the report (post-processing)."""
+        return self.eps0
+
     def describe(self) -> str:
         return f"{self.kind}:eps0={_number(self.eps0)},n={self.n}"
 
@@ -826,16 +831,229 @@ class ShuffleRR(Shuffle, kind="shuffle-rr", keys=("eps0", "n"), spec_help="shuff
     randomizer: ClassVar[str] = "rr"
 
 
+@dataclass(frozen=True)
+class ZeroConcentrated(Renyi, kind="zcdp", keys=("rho", "xi"), spec_help="zcdp (rho[,xi])"):
+    """(xi, rho)-zCDP (Bun and Steinke 2016, Def. 1.1): D_alpha <= xi + alpha rho at EVERY order alpha > 1,
+    a whole RDP curve (rho and xi add under composition, their Lemma 1.7). Like rdp:, no trade-off
+    function of its own: accounted in RDP (--method rdp, every conversion, the optimal one included)."""
+
+    rho: float = 0.0
+    xi: float = 0.0
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> ZeroConcentrated:
+        rho, xi = values.number("rho", NON_NEGATIVE), values.number("xi", NON_NEGATIVE, 0.0)
+        if rho == 0.0 and xi == 0.0:
+            raise values.error("rho=0 and xi=0 is perfect privacy; nothing to account")
+        return cls((), (), rho, xi)
+
+    @property
+    def rdp_points(self) -> None:  # type: ignore[override]
+        return None
+
+    @property
+    def zcdp_rho(self) -> float | None:  # type: ignore[override]
+        return self.rho if self.xi == 0.0 else None
+
+    def describe(self) -> str:
+        xi = f",xi={_number(self.xi)}" if self.xi else ""
+        return f"zcdp:rho={_number(self.rho)}{xi}"
+
+    def rdp_curve(self) -> RdpCurve:
+        from gdpcli.core import zcdp
+
+        rho, xi = self.rho, self.xi
+        return lambda order: zcdp.rdp(order, rho, xi)
+
+
+@dataclass(frozen=True)
+class RenyiCurve(
+    Renyi,
+    kind="rdp",
+    keys=("alpha", "eps", "file"),
+    spec_help="rdp (file=F.csv: a curve, columns alpha,eps)",
+    repeatable=("alpha", "eps"),
+):
+    """The rdp kind with a whole curve from a CSV file (columns alpha,eps, or order,rdp_epsilon as `gdpcli
+    convert SPEC --to rdp -f csv` writes them): an RDP guarantee at each listed order (events.Renyi)."""
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> Renyi:
+        if not values.has("file"):
+            return Renyi.from_spec(values)
+        if values.listed("alpha") or values.listed("eps"):
+            raise values.error("give alpha=...,eps=... pairs or file=..., not both")
+        orders, epsilons = cls.read(str(values.values["file"]), values)
+        return Renyi(orders, epsilons)
+
+    @classmethod
+    def read(cls, path: str, values: SpecValues) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(orders, epsilons) of a CSV file; InputError naming the line and column of a bad entry."""
+        lines = cls._lines(path, values)
+        header = [cell.strip().lower() for cell in lines[0][1]]
+        known = (("alpha", "eps"), ("order", "rdp_epsilon"))
+        columns = next((c for c in known if set(c) <= set(header)), None)
+        if columns is None:
+            raise values.error(
+                f"{path} line 1: the header needs columns alpha,eps", "got " + ",".join(header)
+            )
+        at = [header.index(c) for c in columns]
+        points = [cls._row(path, n, row, at, columns, values) for n, row in lines[1:]]
+        if not points:
+            raise values.error(f"{path}: no rows after the header")
+        cls._check_order(path, [n for n, _ in lines[1:]], [o for o, _ in points], values)
+        return tuple(o for o, _ in points), tuple(e for _, e in points)
+
+    @staticmethod
+    def _lines(path: str, values: SpecValues) -> list[tuple[int, list[str]]]:
+        """The file's non-blank CSV rows with their line numbers (1 = the header)."""
+        import csv
+
+        try:
+            with open(path, newline="") as handle:
+                rows = list(enumerate(csv.reader(handle), 1))
+        except OSError as error:
+            raise values.error(f"cannot read file={path!r}: {error.strerror}") from None
+        lines = [(n, row) for n, row in rows if any(cell.strip() for cell in row)]
+        if not lines:
+            raise values.error(f"file={path!r} is empty", "header alpha,eps then one row per order")
+        return lines
+
+    @staticmethod
+    def _row(
+        path: str, line: int, row: list[str], at: list[int], columns: tuple[str, str], values: SpecValues
+    ) -> tuple[float, float]:
+        """One (order, eps) row: a number in each column, order > 1, eps >= 0 and finite."""
+        numbers = []
+        for index, column, allowed in zip(at, columns, (Interval(1.0), NON_NEGATIVE), strict=True):
+            text = row[index].strip() if index < len(row) else ""
+            try:
+                value = float(text)
+            except ValueError:
+                raise values.error(f"{path} line {line}, column {column}: {text!r} is not a number") from None
+            if not (math.isfinite(value) and allowed.contains(value)):
+                raise values.error(
+                    f"{path} line {line}, column {column}: {text!r} is out of range",
+                    f"allowed: {allowed.describe(column)}",
+                )
+            numbers.append(value)
+        return numbers[0], numbers[1]
+
+    @staticmethod
+    def _check_order(path: str, lines: list[int], orders: list[float], values: SpecValues) -> None:
+        """Orders strictly increasing: a repeated or unsorted order names its line."""
+        for line, previous, order in zip(lines[1:], orders, orders[1:], strict=False):
+            if order == previous:
+                raise values.error(f"{path} line {line}, column alpha: order {order!r} is given twice")
+            if order < previous:
+                raise values.error(f"{path} line {line}, column alpha: orders must be sorted increasing")
+
+
+if TYPE_CHECKING:
+    from gdpcli.core.tradeoff import Grid
+
+
+@dataclass(frozen=True)
+class _SampledCurve(Mechanism):
+    """A mechanism given by a sampled curve in a CSV file (`file=-` reads stdin). Its trade-off function is
+    taken to be F_S (gdpcli.core.curves): convex, piecewise linear, a rigorous LOWER bound on the true
+    one between and beyond the samples (GDP paper Prop. 1, 2, 5, 6), so every figure is an upper bound on
+    the privacy loss (profile_is_exact false). `tol`: the samples' absolute accuracy (default 1e-12)."""
+
+    source: str
+    tol: float
+    alpha: tuple[float, ...]
+    beta: tuple[float, ...]
+    profile_is_exact: ClassVar[bool] = False
+
+    @classmethod
+    def from_spec(cls, values: SpecValues) -> _SampledCurve:
+        from gdpcli.core import curves
+
+        if not values.has("file"):
+            raise values.error(f"{cls.kind} needs file=F.csv", cls.spec_help)
+        source = str(values.values["file"])
+        tol = values.number("tol", Interval(0.0, 1e-3, low_closed=True), curves.DEFAULT_TOL)
+        grid = curves.bound(cls.kind, cls.text(source, values), source, tol)
+        return cls(source, tol, tuple(grid.alpha.tolist()), tuple(grid.beta.tolist()))
+
+    @staticmethod
+    def text(source: str, values: SpecValues) -> str:
+        """The CSV text of a path or `-` (stdin)."""
+        import sys
+
+        if source == "-":
+            return sys.stdin.read()
+        try:
+            with open(source, newline="", encoding="utf-8") as handle:
+                return handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            raise values.error(f"cannot read file={source!r}: {getattr(error, 'strerror', error)}") from None
+
+    def describe(self) -> str:
+        tol = "" if self.tol == 1e-12 else f",tol={_number(self.tol)}"
+        return f"{self.kind}:file={self.source}{tol}"
+
+    def grid(self) -> Grid:
+        from gdpcli.core.tradeoff import Grid
+
+        return Grid(self.alpha, self.beta)
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        """F_S(alpha), a lower bound on beta."""
+        return self.grid()(alpha)
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        """1 + F_S*(-e^eps) (GDP paper Prop. 6), an upper bound on delta; at eps = inf the atom 1 - F_S(0)."""
+        from gdpcli.core import curves
+
+        return curves.profile(self.grid(), epsilon)
+
+    def clt_functionals(self) -> Functionals:
+        raise ComputationError(
+            f"{self.describe()}: no CLT functionals for a sampled curve", "use --method pld"
+        )
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        """The profile in log form; tail limit 0 when it vanishes beyond a finite eps (F_S(0) = 1, pure
+        DP), else inf (delta keeps its atom 1 - F_S(0): not GDP, GDPT Thm 4.3)."""
+        from gdpcli.core import curves
+        from gdpcli.core.gdpt import PrivacyProfile
+
+        grid = self.grid()
+        tail = 0.0 if curves.atom(grid) == 0.0 else math.inf
+        return PrivacyProfile(self.describe(), lambda eps: curves.log_profile(grid, eps), tail_limit=tail)
+
+
+@dataclass(frozen=True)
+class TradeoffCurve(
+    _SampledCurve, kind="tradeoff", keys=("file", "tol"), spec_help="tradeoff (file=F.csv: alpha,beta[,tol])"
+):
+    """A trade-off function given by (alpha, beta) samples: exact ones (the secant rule) or lower bounds
+    (gdpcli's lower_bound rows: the ray rule); see gdpcli.core.curves."""
+
+
+@dataclass(frozen=True)
+class ProfileCurve(
+    _SampledCurve, kind="profile", keys=("file", "tol"), spec_help="profile (file=F.csv: epsilon,delta[,tol])"
+):
+    """A privacy profile given by (epsilon, delta) samples, exact or upper bounds (gdpcli's upper_bound
+    rows), held in both orders of neighbours; between samples the hull in e^eps (gdpcli.core.curves)."""
+
+
 MECHANISMS: tuple[type[Mechanism], ...] = (
     GDP,
     Gaussian,
     Laplace,
     ApproxDP,
-    Renyi,
     RandomizedResponse,
     DiscreteGaussian,
     Shuffle,
     ShuffleRR,
+    ZeroConcentrated,
+    RenyiCurve,
+    TradeoffCurve,
+    ProfileCurve,
 )
 """The mechanism kinds of the spec language, in the order help texts list them."""
 
@@ -878,7 +1096,7 @@ class Repeated:
     def with_times(self, times: int) -> Repeated:
         return Repeated(self.step, times)
 
-    def tail_limit(self) -> tuple[float, str]:
+    def tail_limit(self) -> tuple[float | None, str]:
         """The GDPT tail limit (GDPT Thm 4.4) of the event, and how it is known:
 
         - pure DP steps: delta vanishes beyond a finite eps: 0 (closed form);
@@ -887,7 +1105,8 @@ class Repeated:
           sqrt(times) mu everywhere: the tail limit is at most that (an upper bound);
         - rho-zCDP (discrete Gaussian): delta <= exp(-(eps - rho)^2 / (4 rho)), so G <= sqrt(2 rho times)
           in the limit (an upper bound; subsampling does not change it);
-        - anything else: nothing is known beyond the trivial bound (inf, an upper bound).
+        - anything else: not known here (None: gdpt-identify estimates it from the profile, a heuristic
+          labelled numerical_estimate; an infinite upper bound would prove nothing).
         """
         mechanism = self.mechanism
         if mechanism.delta_part > 0.0:
@@ -898,7 +1117,7 @@ class Repeated:
             return math.sqrt(2.0 * mechanism.zcdp_rho * self.times), "upper_bound"
         if mechanism.pure_epsilon is not None:
             return 0.0, "closed_form"
-        return math.inf, "upper_bound"
+        return None, "numerical_estimate"
 
 
 def dpsgd(

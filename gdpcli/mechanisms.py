@@ -19,6 +19,8 @@ from gdpcli.vocabulary import SAMPLING
 KINDS: dict[str, type[Mechanism]] = {mechanism.kind: mechanism for mechanism in MECHANISMS}
 KIND_KEYS: dict[str, tuple[str, ...]] = {kind: mechanism.keys for kind, mechanism in KINDS.items()}
 COMMON_KEYS = ("times", "p", "sampling")
+TEXT_KEYS = ("file",)
+"""Keys whose value is text (a path), passed to the mechanism as given."""
 SPEC_HELP = (
     "KIND:key=value,... with KIND one of "
     + ", ".join(mechanism.spec_help for mechanism in MECHANISMS)
@@ -90,7 +92,9 @@ def parse_spec(text: str) -> Repeated:
         body, suffix = match.group("body"), match.group("times")
     pairs = _pairs(spec, kind, body)
     raw = dict(pairs)
-    numbers = [(k, _number(spec, k, v)) for k, v in pairs if k not in ("times", "sampling")]
+    numbers = [
+        (k, v if k in TEXT_KEYS else _number(spec, k, v)) for k, v in pairs if k not in ("times", "sampling")
+    ]
     values = dict(numbers)
     own = [(k, v) for k, v in numbers if k in KIND_KEYS[kind]]
     mechanism = KINDS[kind].from_spec(SpecValues(spec, kind, own, SPEC_HELP))

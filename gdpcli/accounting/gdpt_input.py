@@ -66,6 +66,9 @@ class Profiles:
     finer: Callable[[], Profiles] | None = None
     sup_bound: float | None = None
     vanishes_beyond: float | None = None
+    bound_only: bool = False
+    """The upper profile bounds a mechanism known through a bound only: its tail can show GDP, not its
+    absence (a "not GDP" verdict from it becomes undetermined)."""
 
     @property
     def exact(self) -> bool:
@@ -198,6 +201,15 @@ def _binomial_profile(name: str, discrete: pld.DiscretePLD) -> PrivacyProfile:
     return PrivacyProfile(name, lambda eps: _log(np.asarray(discrete.delta(eps))), tail_limit=tail)
 
 
+def _lower_composition(spec: Repeated, composed: pld.Composed, interval: float) -> pld.Composed | None:
+    """The composition whose optimistic PLDs bound the mechanism from below: the same one when the step's
+    profile is its own, its lower pair's when it has one (Mechanism.lower_pair), else None."""
+    if spec.step.profile_is_exact:
+        return composed
+    pair = spec.step.lower_pair()
+    return None if pair is None else pld.compose_all([(pair, spec.times)], interval, pld.MAX_POINTS)
+
+
 def _pld_profiles(spec: Repeated, components: pld.Components, interval: float) -> Profiles:
     """The PLD engine's composed pessimistic / optimistic profiles, widened by the FFT round-off estimate
     (both rigorous), max over the add/remove directions. The default head ends where the upper profile
@@ -205,13 +217,16 @@ def _pld_profiles(spec: Repeated, components: pld.Components, interval: float) -
     the upper profile is dominated by the engine's own error, and its GDPT would grow without meaning."""
     composed = pld.compose_all(components, interval, pld.MAX_POINTS)
     round_off = composed.round_off()
+    bottom = _lower_composition(spec, composed, interval)
 
     def upper(eps: np.ndarray) -> np.ndarray:
         values = np.max([np.asarray(p.delta(eps)) for p in composed.upper], axis=0) + round_off
         return _log(np.minimum(values, 1.0))
 
     def lower(eps: np.ndarray) -> np.ndarray:
-        values = np.max([np.asarray(p.delta(eps)) for p in composed.lower], axis=0) - round_off
+        if bottom is None:  # the mechanism is known through an upper bound only: nothing from below
+            return _log(np.zeros(np.shape(eps)))
+        values = np.max([np.asarray(p.delta(eps)) for p in bottom.lower], axis=0) - bottom.round_off()
         return _log(np.maximum(values, 0.0))
 
     tail_limit, tail_method = spec.tail_limit()
@@ -232,6 +247,7 @@ def _pld_profiles(spec: Repeated, components: pld.Components, interval: float) -
             f"mu_lower from its rigorous lower profile (grid interval {interval:.3g})",
         ),
         lambda: _pld_profiles(spec, components, interval / 2),
+        bound_only=not spec.step.profile_is_exact,
         **_beyond_the_head(spec),
     )
 
@@ -258,6 +274,8 @@ def _bracket(profiles: Profiles, eps_head: float, precision: float) -> GdptResul
     if profiles.exact:
         return _with_tail(gdpt.identify(profiles.upper, eps_head=eps_head, precision=precision), profiles)
     result = _with_tail(gdpt.identify(profiles.upper, eps_head=eps_head, precision=precision / 2), profiles)
+    if profiles.bound_only and result.verdict == "not_gdp":
+        result = replace(result, verdict="undetermined", tail_limit=None)
     from_lower = gdpt.identify(profiles.lower, eps_head=eps_head, precision=precision / 2)
     cells = result.staircase_eps
     right = np.append(cells[1:], result.eps_head)

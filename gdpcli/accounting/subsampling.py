@@ -177,8 +177,11 @@ def subsampling_accountants(
             f"{spec.describe()}: an RDP guarantee has no trade-off function to subsample",
             "give the mechanism itself, e.g. gaussian:sigma=2",
         )
+    subsampled = Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling)), spec.times)
+    if not mechanism.profile_is_exact:  # its C_p(profile) would bound, not be, the subsampled mechanism
+        note = "the mechanism is known through an upper bound on its profile: rigorous PLD bounds"
+        return [NumericalPLD([subsampled], accuracy)], [note]
     if spec.times > 1:
-        subsampled = Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling)), spec.times)
         note = (
             f"{spec.times} steps composed after subsampling: rigorous PLD bounds; Poisson composes f_p and "
             "f_p^-1 direction by direction, fixed-size composes C_p(f) (GDP paper Thm 10)"

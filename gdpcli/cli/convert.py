@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,6 +10,13 @@ from gdpcli import vocabulary
 from gdpcli.cli import options
 from gdpcli.errors import ComputationError, InputError
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gdpcli.events import Repeated, Step
+    from gdpcli.guarantees import Guarantee
+
+ConvertTo = options.choices("ConvertTo", ("mu", "rho", "rdp"))
 ConvertMethod = options.choices("ConvertMethod", (*vocabulary.METHODS, *vocabulary.CONVERSIONS))
 
 EPILOG = """\b
@@ -21,7 +28,15 @@ Examples:
   gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5   group privacy for groups of 4
   gdpcli convert rdp:alpha=8,eps=1 --delta 1e-5 --method all   RDP -> (eps, delta), every conversion
   gdpcli convert laplace:b=1 --epsilon 0:3:31 --plot laplace.png   also draw f and the profile
+  gdpcli convert gaussian:sigma=4 --to rho        zCDP rho = sens^2 / (2 sigma^2), exact
+  gdpcli convert laplace:eps=1 --to rdp --order 2:64:32   the RDP curve D_alpha at these orders
+  gdpcli convert zcdp:rho=0.1,xi=0.01 --delta 1e-5 --method all   zCDP -> (eps, delta), every conversion
 """
+
+DEFAULT_ORDERS = "1.25,1.5,2,3,4,6,8,16,32,64"
+"""The Renyi orders of --to rdp when --order is not given."""
+RHO_ORDERS = "1.0001,1.001,1.01,1.02,1.05,1.1,1.2,1.5,2,3,4,6,8,12,16,24,32,48,64,128,256,512,1024"
+"""The Renyi orders over which --to rho takes max D_alpha / alpha when --order is not given."""
 
 
 @options.grouped(queries=options.query_options, output=options.output_options)
@@ -29,7 +44,15 @@ def command(
     spec: Annotated[str, typer.Argument(help="Mechanism spec, e.g. gdp:mu=1 or dp:eps=1,delta=1e-6.")],
     *,
     queries: options.Queries,
-    to: options.ToOption = None,
+    to: Annotated[
+        ConvertTo | None,
+        typer.Option(
+            "--to",
+            help="Convert to another representation: mu (tightest GDP mu) | rho (zCDP: exact for the "
+            "Gaussian, else the smallest rho with D_alpha <= alpha rho over --order) | rdp (the RDP curve "
+            "D_alpha at --order).",
+        ),
+    ] = None,
     group: Annotated[
         int | None, typer.Option("--group", help="Group privacy: the guarantee for groups of K individuals.")
     ] = None,
@@ -42,12 +65,20 @@ def command(
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
+    order: Annotated[
+        str | None,
+        typer.Option(
+            "--order",
+            help="Renyi orders alpha > 1 for --to rdp (and --to rho from a curve): A, A1,A2,... or "
+            f"START:STOP:NUM (default {DEFAULT_ORDERS}; for rho 1.0001 to 1024).",
+        ),
+    ] = None,
     output: options.Output,
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
     from gdpcli import accounting
     from gdpcli.cli import plot as plotting
-    from gdpcli.cli.output import Result, emit
+    from gdpcli.cli.output import FIGURES, Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.mechanisms import parse_spec
 
@@ -75,6 +106,11 @@ def command(
         )
         rows += answered
         notes += notes_of(answers)
+    if to in ("rho", "rdp"):
+        if group:
+            raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
+        rows += _curve_rows(parsed, str(to), _orders(order, str(to), parsed), method)
+        notes += _curve_notes(rows)
     if to == "mu":
         if group:
             source = accounting.group_accountant(parsed, group)
@@ -83,10 +119,112 @@ def command(
             rows += mu_rows(source.mu(), context)
         else:
             rows += mu_rows(accounting.mu_figures([parsed], method), context)
-    inputs = options.echo_inputs(spec=spec, **queries.echo(), to=to, group=group, method=method)
+    inputs = options.echo_inputs(spec=spec, **queries.echo(), to=to, order=order, group=group, method=method)
     title = f"gdpcli convert {spec}"
     if output.plot:
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
         plotting.plot_accountants(output.plot, label, accountants, references, queries.epsilons)
-    emit(Result("convert", inputs, rows, title, notes), output.fmt)
+    emit(Result("convert", inputs, rows, title, notes, answers=(*FIGURES, "rho", "rdp_epsilon")), output.fmt)
+
+
+def _orders(text: str | None, to: str, parsed: Repeated) -> list[float]:
+    """--order: Renyi orders, each > 1 (default: an rdp: spec's own, else DEFAULT_ORDERS / RHO_ORDERS)."""
+    if text is None and parsed.step.rdp_points is not None:
+        return list(parsed.step.rdp_points[0])
+    values = options.parse_values(text or (RHO_ORDERS if to == "rho" else DEFAULT_ORDERS), "--order")
+    return options.check_range(values, "--order", low=1.0, high=1e6, low_open=True)
+
+
+def _curve_rows(parsed: Repeated, to: str, orders: list[float], method: str) -> list[dict]:
+    """Rows of --to rdp (order, rdp_epsilon per curve) or --to rho."""
+    if to == "rho":
+        return _rho_rows(parsed, orders)
+    curves = _curves(parsed, orders, method == "all")
+    return [
+        {"order": a, "rdp_epsilon": float(v), "guarantee": label, "method": name}
+        for name, label, values in curves
+        for a, v in zip(orders, values, strict=True)
+    ]
+
+
+_EXACT_CURVES = ("gdp", "gaussian", "laplace", "dp", "rr", "rdp", "zcdp")
+"""Kinds whose own RDP curve is exact (closed forms; rdp: and zcdp: state their guarantee itself)."""
+
+
+def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[str, Guarantee, object]]:
+    """(method, label, D_alpha at the orders) of the composed spec: its own RDP curve where it has one (the
+    trade-off route beside it with --method all), else the review's Sec. 2.3 link from its trade-off."""
+    import numpy as np
+
+    from gdpcli.accounting.figures import APPROXIMATION, EXACT, UPPER
+    from gdpcli.core import zcdp
+
+    step, times, grid = parsed.step, parsed.times, np.asarray(orders, dtype=float)
+    found: list[tuple[str, Guarantee, object]] = []
+    try:
+        own = times * np.asarray(_own_curve(step, grid), dtype=float)
+        exact = step.sampling_rate is None and step.mechanism.kind in _EXACT_CURVES
+        found.append(("rdp-curve", EXACT if exact else UPPER, own))
+    except ComputationError:
+        if step.sampling_rate is not None or not step.mechanism.has_tradeoff:
+            raise
+    if (every or not found) and step.sampling_rate is None and step.mechanism.has_tradeoff:
+        quadrature = times * zcdp.rdp_from_tradeoff(step.mechanism.tradeoff, grid)
+        found.append(("tradeoff-quadrature", APPROXIMATION, quadrature))
+    return found
+
+
+def _own_curve(step: Step, grid: np.ndarray) -> object:
+    """The step's own RDP curve at the orders; rdp: specs at their listed orders only."""
+    if step.rdp_points is None:
+        return step.rdp_curve()(grid)
+    lookup = dict(zip(*step.rdp_points, strict=True))
+    missing = [a for a in grid.tolist() if a not in lookup]
+    if missing:
+        raise InputError(
+            f"{step.describe()} states no RDP at order {missing[0]!r}",
+            "its orders: " + ",".join(f"{a:g}" for a in lookup),
+        )
+    return [lookup[a] for a in grid.tolist()]
+
+
+def _rho_rows(parsed: Repeated, orders: list[float]) -> list[dict]:
+    """--to rho: exact for GDP/Gaussian (mu^2 / 2, Bun and Steinke 2016 Prop. 1.6) and for zcdp: (its own
+    rho, and xi); the discrete Gaussian's [CKS20] Prop. 5 rho (upper bound); else the smallest rho with
+    D_alpha <= alpha rho at the orders given (a lower bound on the zCDP rho from an exact curve, else an
+    approximation)."""
+    import numpy as np
+
+    from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER
+    from gdpcli.core import zcdp
+
+    mechanism, times = parsed.mechanism, parsed.times
+    if parsed.exact_mu is not None:
+        return [{"rho": parsed.exact_mu**2 / 2.0, "guarantee": EXACT, "method": "gaussian"}]
+    if parsed.sampling_rate is None and mechanism.kind == "zcdp":
+        row = {"rho": times * mechanism.rho, "guarantee": EXACT, "method": "zcdp"}
+        return [{**row, "xi": times * mechanism.xi} if mechanism.xi else row]
+    if parsed.sampling_rate is None and mechanism.zcdp_rho is not None:
+        return [{"rho": times * mechanism.zcdp_rho, "guarantee": UPPER, "method": "zcdp"}]
+    rows = []
+    for name, label, values in _curves(parsed, orders, every=False):
+        rho = zcdp.smallest_rho(orders, values)
+        best = orders[int(np.argmax(np.asarray(values) / np.asarray(orders)))]
+        guarantee = LOWER if label is EXACT else APPROXIMATION
+        rows.append({"rho": rho, "order": best, "guarantee": guarantee, "method": f"max-over-orders-{name}"})
+    return rows
+
+
+def _curve_notes(rows: list[dict]) -> list[str]:
+    """What the labels of --to rdp / rho rows mean where they are not exact."""
+    methods = {row.get("method") for row in rows}
+    notes = []
+    if "tradeoff-quadrature" in methods:
+        notes.append(
+            "tradeoff-quadrature: D_alpha = 1/(alpha-1) log int_0^1 |f'(x)|^(1-alpha) dx (Su 2024, Sec. 2.3, "
+            "eq. 2.3) by quadrature: an approximation, low at large orders (mass where 1 - f < 1e-9)"
+        )
+    if any(str(m).startswith("max-over-orders") for m in methods):
+        notes.append("rho = max D_alpha / alpha over the orders given: a zCDP rho needs every alpha > 1")
+    return notes
