@@ -11,13 +11,13 @@ _gdpcli_subcommands() {  # the subcommands of a command path
 _gdpcli_options() {  # the options of a command path
     case "$*" in
         'gdpcli') echo '--version --debug -h --help' ;;
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot -h --help' ;;
-        'gdpcli compose') echo '--specs --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order -f --format --plot -h --help' ;;
+        'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
-        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot -h --help' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
@@ -30,13 +30,13 @@ _gdpcli_options() {  # the options of a command path
 
 _gdpcli_value_options() {  # the options that take a value
     case "$*" in
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion -f --format --plot' ;;
-        'gdpcli compose') echo '--specs --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order -f --format --plot' ;;
+        'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs -f --format --plot' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
-        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy -f --format --plot' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
@@ -47,7 +47,7 @@ _gdpcli_value_options() {  # the options that take a value
 
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
-        'gdpcli convert --to') echo 'mu' ;;
+        'gdpcli convert --to') echo 'mu rho rdp' ;;
         'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
@@ -95,12 +95,12 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
 
 _gdpcli_argument_values() {  # the positional arguments (@files: file names)
     case "$*" in
-        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
-        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
-        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
-        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= family:a= icea:m= @files' ;;
-        'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
-        'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rdp:alpha= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0=' ;;
+        'gdpcli convert') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
+        'gdpcli compose') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
+        'gdpcli subsample') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
+        'gdpcli gdpt-identify') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file= family:a= icea:m= @files' ;;
+        'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
+        'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
         'gdpcli completion') echo 'bash zsh fish' ;;
     esac
 }
