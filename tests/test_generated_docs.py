@@ -107,7 +107,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
     if option == "--conversion":
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":
-        return ("mu",)
+        return ("mu", "rho", "rdp") if path == "gdpcli convert" else ("mu",)
     if option == "--scale":
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
     if option == "--batching":
