@@ -240,17 +240,36 @@ def _check_size(points: int, max_points: int) -> None:
         )
 
 
-def _masses(values: np.ndarray, at_zero: float, interval: float) -> np.ndarray:
+def _masses(values: np.ndarray, at_zero: float, interval: float, seam: int | None = None) -> np.ndarray:
     """P-masses m_k = x_k (s_k - s_{k-1}) of the function linear in x through the grid values.
 
     values[k] is the profile at x_k = e^{(k_lo + k) D}, at_zero its value at x = 0 (left of x_0 the
     function is the line through (0, at_zero)); right of the last point it is constant (= m_inf).
-    With x_{k+1} = x_k e^D, m_k = ((v_{k+1} - v_k) - e^D (v_k - v_{k-1})) / (e^D - 1).
+    With x_{k+1} = x_k e^D, m_k = ((v_{k+1} - v_k) - e^D (v_k - v_{k-1})) / (e^D - 1), evaluated as
+    (s_k - s_{k-1}) / (e^D - 1) - s_{k-1} with s_k = v_{k+1} - v_k: the rounding of e^D and of e^D - 1 is
+    the same relative error in every mass, which in the first form adds up to an ulp over D times the
+    total step (3e-12 on grids of 3e-6, beyond the outward rounding of the bounds: the upper bound fell
+    below the truth), in the second form to an ulp times the change of slope, whose sum telescopes.
+
+    seam: values[:seam + 1] are the profile's excess over the line 1 - x, f_k - (1 - x_k), at_zero is 1
+    and values[seam] is at x = 1 (loss 0), where the excess is f itself. Where f is
+    within rounding of 1 - x (negative losses), its second differences cancel: an ulp of 1 is e^{-eps_k}
+    / D times the masses' scale at eps_k < 0 (q 1e-4, sigma 0.5, grid 5e-5: 1.9e-7 of spurious P-mass at
+    losses down to -8, where the truth has 1e-16; 1e5 steps composed 0.019 of it and a grid three times
+    longer). The line's second differences are 0: with the slopes written s_k = -c_k + r_k / (x_k (e^D -
+    1)), c_k = 1 on the pieces left of the seam (r_k the step of the excesses) and 0 right of it (r_k the
+    step of f), the masses are (r_k - e^D r_{k-1}) / (e^D - 1) + x_k (c_{k-1} - c_k): in exact arithmetic
+    the same numbers (the same interpolant), each now a difference of small terms. Both readings of the
+    value at the seam agree exactly (1 - x = 0), so no ulp of 1 enters there either.
     """
     step = np.diff(values, append=values[-1])
     growth = np.expm1(interval)
-    previous = np.concatenate(([(values[0] - at_zero) * growth], np.exp(interval) * step[:-1]))
-    return (step - previous) / growth
+    start = values[0] - (0.0 if seam is not None else at_zero)
+    previous = np.concatenate(([-start * np.expm1(-interval)], step[:-1]))
+    masses = (step - previous) / growth - previous  # = (step - e^D previous) / (e^D - 1), see below
+    if seam is not None:
+        masses[seam] += 1.0  # x_seam (c_{seam - 1} - c_seam), x_seam = 1
+    return masses
 
 
 def _evaluate(profile: ProfileFn, losses: np.ndarray) -> np.ndarray:
@@ -367,6 +386,7 @@ def discretize(
     pessimistic: bool,
     loss_range: tuple[float, float],
     max_points: int = MAX_POINTS,
+    reverse: ProfileFn | None = None,
 ) -> DiscretePLD:
     """A discrete PLD on the grid k * interval over loss_range whose profile bounds `profile`.
 
@@ -376,11 +396,26 @@ def discretize(
     and their lower convex hull, a lower bound everywhere. Both err by O(D^2) per mechanism and keep
     the P- and Q-mass (1 and 1 - c for the optimistic one, _between_limits), so the error of a
     composition also stays second order.
+
+    reverse: the profile g of the reverse pair (Q, P). Connect the dots then takes its values at the
+    negative losses as their excess over the line 1 - x, x g(-eps) (_masses' seam at loss 0), from
+    H_x(P || Q) = 1 - x + x H_{1/x}(Q || P) (probability measures): f itself in exact arithmetic, but
+    without the rounding of f near 1 - x. Where g only bounds the reverse pair's profile from above,
+    1 - x + x g(-eps) still bounds f* (the mechanism's profile) from above, as the identity is increasing
+    in H; connect the dots of values above the convex f* at the grid points is above f* everywhere
+    (chords of a convex function lie above it; left of x_0 the chord from (0, 1 >= f*(0)), right of the
+    grid the constant f~(x_last) >= f*), so either way the interpolant is an upper bound; masses clipped
+    up to 0 only raise it.
     """
     k_lo, k_hi = _grid(loss_range[0], loss_range[1], interval, max_points)
     losses = np.arange(k_lo, k_hi + 1) * interval
     atom = float(_evaluate(profile, np.array([np.inf]))[0])
-    if pessimistic:
+    if pessimistic and reverse is not None and k_lo < 0 <= k_hi:
+        seam = -k_lo  # the index of loss 0
+        excess = np.exp(losses[:seam]) * _evaluate(reverse, -losses[:seam])
+        values = np.concatenate((excess, _evaluate(profile, losses[seam:])))
+        masses = _masses(values, 1.0, interval, seam)
+    elif pessimistic:
         values = _evaluate(profile, losses)
         masses = _masses(values, 1.0, interval)
     else:
@@ -435,9 +470,17 @@ def loss_range(profile: ProfileFn, reverse: ProfileFn, tails: Tails) -> tuple[fl
 def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscretePLD:
     """Cut each end where its cumulative mass is <= its tail, moving that mass in the safe direction.
 
-    Pessimistic: mass above the window goes to +infinity, mass below moves up to the lowest kept point
-    (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above moves
-    down to the highest kept point, mass below is dropped (both lower the profile as much). Entries of
+    Pessimistic: mass above the window goes to +infinity, mass below moves up to the median of the kept
+    masses (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above
+    moves down to the highest kept point, mass below is dropped (both lower the profile as much). A
+    mass m moved up (down) by any distance changes delta at every eps by at most m, upwards
+    (downwards), here and in every composition with this PLD: (1 - e^{eps - L})_+ is increasing in L
+    and within [0, 1]. The median rather than the window's edge: a mass left at the lower edge,
+    composed with the rest, seeds a copy of the whole distribution a window-width further down, which
+    holds about the tail budget, so the next truncation cannot cut it and the window never shrinks (the
+    add direction of q 1e-4, sigma 0.5 kept [-12, 1] over 1e5 steps where the mass is within [-4, 1]).
+    A tilted pessimistic PLD keeps the lowest kept point: its round-off weighs errors moved up by
+    e^{t eps} (_moved_round_off). Entries of
     a plain FFT are exact only up to its round-off, which may look like mass: each end also cuts up to
     the untilted round-off more (moved with its errors, which the round-off already counts). Moving
     masses moves their round-off errors too (_moved_round_off).
@@ -446,6 +489,8 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
     below = np.cumsum(masses)
     above = np.cumsum(masses[::-1])
     noise = pld.round_off.untilted  # plain-FFT entries this small may be all error: cut with the tails
+    if not pessimistic:  # the optimistic PLD may drop or lower any mass: up to the safety factor's worth
+        noise *= ROUND_OFF_SAFETY
     first = int(np.searchsorted(below, tails.below + noise, side="right"))
     noise_above = noise if pld.round_off.tilt <= 0.0 else 0.0  # tilted tops are accurate (_lowest_cut)
     last = masses.size - 1 - int(np.searchsorted(above, tails.above + noise_above, side="right"))
@@ -456,13 +501,17 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
     kept = masses[first : last + 1].copy()
     cut_below = float(below[first - 1]) if first > 0 else 0.0
     cut_above = float(above[masses.size - 2 - last]) if last < masses.size - 1 else 0.0
+    centre = 0
+    if pessimistic and pld.round_off.tilt <= 0.0:  # (a tilted round-off weighs errors moved up by e^{t eps})
+        half = 0.5 * (below[last] + cut_below)  # the median of the kept masses, from the cumulative sums
+        centre = min(int(np.searchsorted(below[first : last + 1], half)), kept.size - 1)
     infinity_mass = pld.infinity_mass
     if pessimistic:
-        kept[0] += cut_below
+        kept[centre] += cut_below
         infinity_mass += cut_above
     else:
         kept[-1] += cut_above
-    round_off = _moved_round_off(pld, first, last, pessimistic=pessimistic)
+    round_off = _moved_round_off(pld, first, first + centre, last, pessimistic=pessimistic)
     return DiscretePLD(pld.lowest_index + first, pld.interval, kept, infinity_mass, round_off)
 
 
@@ -477,19 +526,27 @@ def _lowest_cut(pld: DiscretePLD, tail: float) -> int:
     return min(int(np.searchsorted(pld.losses, lowest, side="left")), pld.masses.size)
 
 
-def _moved_round_off(pld: DiscretePLD, first: int, last: int, *, pessimistic: bool) -> RoundOff:
-    """The round-off after a pessimistic truncation to [first, last]: errors moved up to the lowest kept
-    loss weigh e^{t eps_first} in the tilted norm (at most untilted of them), errors moved to infinity
-    join its error. Optimistic moves only lower the weights. The untilted norm is unchanged."""
+def _moved_round_off(pld: DiscretePLD, first: int, target: int, last: int, *, pessimistic: bool) -> RoundOff:
+    """The round-off after a pessimistic truncation to [first, last]: errors moved up to the loss of
+    index `target` weigh e^{t eps_target} in the tilted norm (at most untilted of them), errors moved to
+    infinity join its error. Optimistic moves only lower the weights. The untilted norm is unchanged.
+
+    The errors of the finite masses above the cut eps_c sum to at most min(untilted, e^{log_tilted - t
+    eps_c}) (the tilted norm weighs each by e^{t eps_k} >= e^{t eps_c}); the error the mass at infinity
+    already carries is not among them. (RoundOff.at adds that one too: taking it here counted it twice
+    at every truncation, and with a truncation after each of the 2 log2(T) convolutions it grew 4-fold
+    per squaring instead of 2-fold: 1.8e-10 at 1e7 MNIST steps, a floor of 4e-9 on delta.)"""
     error = pld.round_off
     if not pessimistic or error.tilt <= 0.0:
         return error
-    loss_first = (pld.lowest_index + first) * pld.interval
+    loss_target = (pld.lowest_index + target) * pld.interval
     loss_cut = (pld.lowest_index + last + 1) * pld.interval
     moved_up = -np.inf
     if first > 0 and error.untilted > 0:
-        moved_up = np.log(error.untilted) + error.tilt * loss_first
-    to_infinity = float(error.at(loss_cut)) if last < pld.masses.size - 1 else 0.0
+        moved_up = np.log(error.untilted) + error.tilt * loss_target
+    to_infinity = 0.0
+    if last < pld.masses.size - 1:
+        to_infinity = min(error.untilted, float(np.exp(error.log_tilted - error.tilt * loss_cut)))
     log_tilted = float(np.logaddexp(error.log_tilted, moved_up))
     return replace(error, log_tilted=log_tilted, infinity=error.infinity + to_infinity)
 
@@ -746,10 +803,16 @@ def _compose_direction(
 ) -> DiscretePLD:
     """Discretize every component of one direction, self-compose each, then compose the list.
 
+    Components repeated the same number of times n are composed once first and their product is then
+    self-composed n times (composition commutes: (x)_i B_i^n = ((x)_i B_i)^n): a schedule of 60
+    distinct one-epoch phases costs 59 small convolutions and one self-composition instead of 60
+    self-compositions (about 2 log2(n) convolutions each).
+
     Tails: with budget b per end (TailTarget.tails), each of the sum(times) copies puts at most
     b / sum(times) at the grid ends (loss_range and the trimming of the discretized PLD), each
-    convolution truncates at most b per end (self_compose): with c convolutions delta moves by at most
-    (c + 1) (b_below + b_above) (safe side).
+    convolution truncates at most b per end (self_compose; a product of bases is used n times, so its
+    truncations take b / n): with c convolutions delta moves by at most (c + 1) (b_below + b_above)
+    (safe side).
     """
     budget = target.tails() if target is not None else Tails(_TAIL_BUDGET, _TAIL_BUDGET)
     tails = budget.shared(sum(times))
@@ -762,18 +825,22 @@ def _compose_direction(
             pessimistic=pessimistic,
             loss_range=support,
             max_points=max_points,
+            reverse=reverse,
         )
         bases.append(_truncate(base, tails, pessimistic=pessimistic))
     tilt = _tilt(bases, times, target)
+    groups: dict[int, list[DiscretePLD]] = {}
+    for base, count in zip(bases, times, strict=True):
+        groups.setdefault(count, []).append(replace(base, round_off=RoundOff(tilt=tilt)))
     plds = [
         self_compose(
-            replace(base, round_off=RoundOff(tilt=tilt)),
+            compose(group, pessimistic=pessimistic, tails=budget.shared(count), max_points=max_points),
             count,
             pessimistic=pessimistic,
             tails=budget,
             max_points=max_points,
         )
-        for base, count in zip(bases, times, strict=True)
+        for count, group in groups.items()
     ]
     return compose(plds, pessimistic=pessimistic, tails=budget, max_points=max_points)
 
@@ -1089,7 +1156,7 @@ def _check_delta(delta: float) -> None:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
 
 
-def _tests(pld: DiscretePLD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tests(pld: DiscretePLD, *, pessimistic: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The vertices (alpha_i, beta_i), alpha ascending, of the trade-off function sup_x (1 - delta(x) - x
     alpha) of the profile (*), and the rate -slope of each segment.
 
@@ -1098,22 +1165,30 @@ def _tests(pld: DiscretePLD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     - sum_{k>=j} m_k = (1 - m_inf - sum_k m_k) + sum_{k<j} m_k (the P-mass left, summed from the bottom):
     sums of non-negative terms, so small values keep their digits. Adding atom k to the rejection has
     rate e^{eps_k}; once all are rejected beta stays at the P-mass left (rate 0).
+
+    pessimistic: the P-mass left, 1 - m_inf - sum_k m_k, is kept when negative (a pessimistic PLD may
+    hold more than 1: masses that rounding made negative are raised to 0, 1.4e-12 of them for 10-fold
+    pure DP on a grid of 0.011), as conjugacy with its profile asks (beta_j = 1 - delta~(x_j) - x_j
+    alpha_j): clipped to 0, beta was that much above the truth near alpha = 0.
     """
     with np.errstate(divide="ignore", over="ignore"):
         rates = np.exp(pld.losses)
         q_masses = np.exp(np.log(pld.masses) - pld.losses)
     rejected_q = np.cumsum(q_masses[::-1])
-    left = max(1.0 - pld.infinity_mass - float(pld.masses.sum()), 0.0)
+    left = 1.0 - pld.infinity_mass - float(pld.masses.sum())
+    left = left if pessimistic else max(left, 0.0)
     kept_p = np.cumsum(pld.masses)[::-1][1:]
     alpha = np.concatenate(([0.0], rejected_q, [max(1.0, rejected_q[-1])]))
     beta = np.concatenate(([1.0 - pld.infinity_mass], left + kept_p, [left, left]))
     return alpha, beta, np.concatenate((rates[::-1], [0.0, 0.0]))
 
 
-def _symmetrized_tests(plds: Sequence[DiscretePLD]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _symmetrized_tests(
+    plds: Sequence[DiscretePLD], *, pessimistic: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vertices and rates of the largest convex function below every direction's trade-off function:
     the lower convex hull (core.hull) of all their vertices (each is convex with these vertices)."""
-    vertices = [_tests(p)[:2] for p in plds]
+    vertices = [_tests(p, pessimistic=pessimistic)[:2] for p in plds]
     alpha = np.concatenate([a for a, _ in vertices])
     beta = np.concatenate([b for _, b in vertices])
     order = np.lexsort((beta, alpha))
@@ -1125,12 +1200,21 @@ def _symmetrized_tests(plds: Sequence[DiscretePLD]) -> tuple[np.ndarray, np.ndar
     return alpha, beta, np.append(-np.diff(beta) / np.diff(alpha), 0.0)
 
 
-def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray) -> np.ndarray:
+def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray, *, pessimistic: bool = False) -> np.ndarray:
     """beta(alpha) of the discrete pairs, add/remove-symmetrized over directions: the conjugate of the
     maximum of their profiles (*), i.e. the convex hull of the minimum of their trade-off functions, from
     the Neyman-Pearson tests (_tests) on the segment that holds alpha: beta_{j+1} + rate_j (alpha_{j+1} -
-    alpha), a sum of non-negative terms (no cancellation where beta is tiny, e.g. alpha near 1)."""
-    vertices, values, rates = _tests(plds[0]) if len(plds) == 1 else _symmetrized_tests(plds)
+    alpha), a sum of non-negative terms (no cancellation where beta is tiny, e.g. alpha near 1).
+
+    pessimistic: the PLDs are upper profiles, whose beta is a lower bound: a vertex alpha (a Q-mass) that
+    rounding put above 1 is taken as 1 (an ulp of Q-mass over 1 gave beta(1) = 2e-24 > 0, the truth);
+    moving vertices left, with the segment's rate kept, only lowers beta."""
+    if len(plds) == 1:
+        vertices, values, rates = _tests(plds[0], pessimistic=pessimistic)
+    else:
+        vertices, values, rates = _symmetrized_tests(plds, pessimistic=pessimistic)
+    if pessimistic:
+        vertices = np.minimum(vertices, 1.0)
     alpha = np.asarray(alpha, dtype=float)
     segment = np.clip(np.searchsorted(vertices, alpha, side="right") - 1, 0, vertices.size - 2)
     beta = values[segment + 1] + rates[segment] * (vertices[segment + 1] - alpha)
@@ -1150,8 +1234,10 @@ def tradeoff_bounds(components: Components, alpha: ArrayLike, **precision: Unpac
     flat = np.atleast_1d(alpha)
 
     def measure(composed: Composed) -> Measurement:
-        lower = tradeoff_of(composed.upper, flat)
-        upper = np.minimum(tradeoff_of(composed.lower, flat), 1.0 - flat)
+        # beta = sup_x (1 - delta(x) - x alpha) moves by at most the largest round-off of the profiles
+        floor = float(np.max(composed.round_off_at(np.array([-np.inf]))))
+        lower = np.maximum(tradeoff_of(composed.upper, flat, pessimistic=True) - floor, 0.0)
+        upper = np.minimum(tradeoff_of(composed.lower, flat) + floor, 1.0 - flat)
         return Measurement(upper, lower)
 
     interval = initial_interval(components, accuracy)
