@@ -43,6 +43,7 @@ import numpy as np
 
 from gdpcli import events
 from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
+from gdpcli.accounting.figures import smallest
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
@@ -439,7 +440,7 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
     found = _budget_figures(run, delta, method)
     if not any(_budget_rests_on(method.name, f.guarantee) for f in found):
         raise ComputationError(f"--method {method.name} gives no upper bound on epsilon for this run")
-    return _smallest(found, lambda guarantee: _budget_rests_on(method.name, guarantee))
+    return smallest(found, lambda guarantee: _budget_rests_on(method.name, guarantee))
 
 
 def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
@@ -461,11 +462,6 @@ def _budget_rests_on(method: str, guarantee: Guarantee) -> bool:
 
 _APPROXIMATE_METHODS = ("clt", "edgeworth")
 """Methods whose only figure is an approximation: their step budgets are reported, labelled as such."""
-
-
-def _smallest(found: list[Figures], kind: Callable[[Guarantee], bool]) -> Figures:
-    """The smallest figure whose label is of the kind (the minimum over conversions for rdp all)."""
-    return min((f for f in found if kind(f.guarantee)), key=lambda f: float(np.atleast_1d(f.values)[0]))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -537,7 +533,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
         return cache[steps]
 
     def value(steps: int, kind: Callable[[Guarantee], bool]) -> float:
-        return float(np.atleast_1d(_smallest(found(steps), kind).values)[0])
+        return float(np.atleast_1d(smallest(found(steps), kind).values)[0])
 
     mu_target = gdp_mu(target_epsilon, delta)
 
@@ -566,7 +562,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
             "searches",
             "give a smaller target",
         ) from None
-    label = _smallest(found(max(steps, 1)), allowed)
+    label = smallest(found(max(steps, 1)), allowed)
     budget = Budget(
         run.with_steps(steps),
         target_epsilon,

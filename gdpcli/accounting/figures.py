@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +28,16 @@ class Figures:
     method: str
     details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
     note: str | None = None  # a caveat that goes with the values, e.g. an accuracy not reached
+
+
+def smallest(found: Sequence[Figures], kind: Callable[[Guarantee], bool] | None = None) -> Figures:
+    """The smallest first value among the figures whose label is of the kind (by default exact or
+    upper_bound: what a budget or a claim may rest on); ComputationError when there is none."""
+    kind = kind or (lambda guarantee: guarantee.certifies_at_most)
+    candidates = [f for f in found if kind(f.guarantee)]
+    if not candidates:
+        raise ComputationError("no figure of the kind asked for (an exact value or an upper bound)")
+    return min(candidates, key=lambda f: float(np.atleast_1d(f.values)[0]))
 
 
 QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}

@@ -25,7 +25,7 @@ import numpy as np
 
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.dpsgd import Method, Run
-from gdpcli.accounting.figures import Figures
+from gdpcli.accounting.figures import Figures, smallest
 from gdpcli.errors import ComputationError, InputError
 
 COLUMNS = ("steps", "epochs", "batch_size", "sampling_rate", "noise_multiplier", "sampling", "sensitivity")
@@ -124,7 +124,8 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
         )
     if "noise_multiplier" not in cells:
         raise InputError(f"--schedule row {index}: the column noise_multiplier is missing")
-    noise = float(cells["noise_multiplier"]) if number("noise_multiplier") else math.nan
+    noise = number("noise_multiplier")
+    assert noise is not None  # present, checked above
     one_of("batch_size", "sampling_rate")
     length_column = one_of("steps", "epochs")
     batch_size, rate = number("batch_size", whole=True), number("sampling_rate")
@@ -228,10 +229,12 @@ def certified(phases: Schedule, delta: float, method: Method) -> Figures:
     """The figure a budget may rely on (see dpsgd.certified): the smallest exact or upper bound."""
     if len(phases) == 1:
         return dpsgd.certified(phases[0], delta, method)
-    found = [f for f in figures(phases, delta, method) if f.guarantee.certifies_at_most]
-    if not found:
-        raise ComputationError(f"--method {method.name} gives no upper bound on epsilon for this schedule")
-    return min(found, key=lambda f: float(f.values[0]))
+    try:
+        return smallest(figures(phases, delta, method))
+    except ComputationError:
+        raise ComputationError(
+            f"--method {method.name} gives no upper bound on epsilon for this schedule"
+        ) from None
 
 
 def scaled(phases: Schedule, factor: float, last_only: bool) -> Schedule:
