@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 
@@ -15,6 +16,7 @@ def main() -> None:
 
         print(f"gdpcli {__version__}")
         return
+    gc.disable()  # start-up creates long-lived objects, not garbage: app.main freezes them and re-enables
     from gdpcli.cli.app import main as run_cli
 
     run_cli()

@@ -99,11 +99,8 @@ class Command:
 
 
 def typed_choices(param: Any) -> tuple[str, ...]:
-    """The words of a parameter typed as a choice (gdpcli.cli.options.Choice), read from its type."""
-    descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is None or not descriptor.is_choice:
-        return ()
-    return tuple(str(getattr(word, "value", word)) for word in descriptor.choices)
+    """The words of a parameter typed as a choice (gdpcli.cli.options.Choice), read from its Click type."""
+    return tuple(str(getattr(word, "value", word)) for word in getattr(param.type, "choices", ()))
 
 
 def first_key_words(table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
@@ -170,12 +167,12 @@ def _command(click_command: Any, path: tuple[str, ...], parent: Any = None) -> C
 
 
 def command_tree() -> Command:
-    """The whole CLI as a Command tree, from `typer.main.get_command(gdpcli.cli.app.app)`."""
+    """The whole CLI as a Command tree, from `typer.main.get_command(gdpcli.cli.app.build())`."""
     import typer
 
-    from gdpcli.cli.app import app
+    from gdpcli.cli.app import build
 
-    return _command(typer.main.get_command(app), ("gdpcli",))
+    return _command(typer.main.get_command(build()), ("gdpcli",))
 
 
 # ---------------------------------------------------------------------------------------------------------

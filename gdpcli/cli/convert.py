@@ -77,7 +77,6 @@ def command(
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
     from gdpcli import accounting
-    from gdpcli.cli import plot as plotting
     from gdpcli.cli.output import FIGURES, Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.mechanisms import parse_spec
@@ -122,6 +121,8 @@ def command(
     inputs = options.echo_inputs(spec=spec, **queries.echo(), to=to, order=order, group=group, method=method)
     title = f"gdpcli convert {spec}"
     if output.plot:
+        from gdpcli.cli import plot as plotting
+
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
         plotting.plot_accountants(output.plot, label, accountants, references, queries.epsilons)

@@ -140,12 +140,13 @@ def test_reference_profile_values(gdpcli) -> None:
         assert row["delta"] == pytest.approx(float(case["delta"]), rel=1e-9)
 
 
-def _modules_after(args: list[str]) -> set[str]:
+def _modules_after(args: list[str], roots: tuple[str, ...] = ("numpy", "scipy")) -> set[str]:
+    """The modules under `roots` that a gdpcli run on args has imported."""
     code = (
         "import sys\n"
         "from gdpcli.cli.app import run\n"
         f"code = run({args!r})\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy'))\n"
+        f"heavy = sorted(m for m in sys.modules if m.startswith({roots!r}))\n"
         "print('MODULES:' + ','.join(heavy))\n"
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -181,6 +182,14 @@ def test_closed_form_paths_import_no_heavy_scipy(args: list[str]) -> None:
     modules = _modules_after([*args, "-f", "csv"])
     loaded = {name.split(".")[1] for name in modules if name.startswith("scipy.")}
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """Start-up (issue 13): a run builds only the command it names, and the plot module only for --plot."""
+    modules = _modules_after(["convert", "gdp:mu=1", "--delta", "1e-5"], ("gdpcli.cli.",))
+    commands = {"sgd", "compose", "subsample", "calibrate", "gdpt", "risk", "audit", "noisy_gd", "plot"}
+    assert "gdpcli.cli.convert" in modules
+    assert not {f"gdpcli.cli.{name}" for name in commands} & modules
 
 
 def test_real_subprocess_and_python_m() -> None:
