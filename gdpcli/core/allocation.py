@@ -39,7 +39,7 @@ Y_max = e^{s z - s^2/2}); partial sums above T = N h, dropped from the convoluti
 E_Q[(S'/b) 1{S' > T}] <= e^{-theta T} M1(theta) M(theta)^(b-1) and Q(S' > T) <= e^{-theta T} M(theta)^b,
 M(theta) = E[e^{theta Y'}; Y' <= Y_max], M1(theta) = E[Y' e^{theta Y'}; Y' <= Y_max] (lattice sums;
 partial sums are at most the whole, all terms being >= 0); and the FFT round-off, estimated as the PLD
-engine estimates its own (pld.fft_error, ten times, as pld.ROUND_OFF_SAFETY), times the largest weight
+engine estimates its own (pld.convolve, ten times, as pld.ROUND_OFF_SAFETY), times the largest weight
 of a mass in the profile (T / b for remove, 1 for add). The lower pair subtracts the same round-off.
 """
 
@@ -52,7 +52,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from gdpcli.core.pld import ROUND_OFF_SAFETY, DominatingPair, fft_convolve, fft_error
+from gdpcli.core.pld import ROUND_OFF_SAFETY, DominatingPair, convolve
 from gdpcli.core.shuffle import check_pair_inputs
 
 Profile = Callable[[np.ndarray], np.ndarray]
@@ -142,10 +142,9 @@ def _fit(masses: np.ndarray, points: int, clamp: bool) -> np.ndarray:
 
 
 def _convolve(a: np.ndarray, b: np.ndarray, points: int, clamp: bool) -> tuple[np.ndarray, float]:
-    """a * b on points 0..points-1 (_fit), and the estimated l1 round-off of its FFT relative to
-    |a|_1 |b|_1 <= 1 (pld.fft_error)."""
-    full = fft_convolve(a, b, square=a is b)
-    return _fit(full, points, clamp), fft_error(full.size)
+    """a * b on points 0..points-1 (_fit), and the estimated l1 round-off of its FFT (pld.convolve)."""
+    full, round_off = convolve(a, b, square=a is b)
+    return _fit(full, points, clamp), round_off
 
 
 def _power(masses: np.ndarray, times: int, points: int, clamp: bool) -> tuple[np.ndarray | None, float]:
