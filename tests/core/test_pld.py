@@ -504,7 +504,12 @@ _GAUSSIAN_10_DELTA_1 = 0.35251805889488690184900913784
 _POISSON_DELTA_HALF = 0.00071936183140433545238834681266
 
 
-@pytest.mark.parametrize("interval", [3.4e-6, 5.2e-6, 5.8e-6, 7.9e-6, 1.0e-5, 3e-5, 1e-4, 1e-3])
+def finest(*intervals: float) -> list:
+    """The finest grids of a sweep: seconds each, so in the slow run (CI's second step)."""
+    return [pytest.param(interval, marks=pytest.mark.slow) for interval in intervals]
+
+
+@pytest.mark.parametrize("interval", [*finest(3.4e-6, 5.2e-6, 5.8e-6), 7.9e-6, 1.0e-5, 3e-5, 1e-4, 1e-3])
 def test_every_grid_brackets_the_gaussian_composition(interval: float) -> None:
     """Each grid's bounds hold, not only the refined answer's: a pessimistic discretization whose masses at
     negative losses were recomputed from the reversed profile put 10 x G_{1/2} up to 8e-10 (relative)
@@ -515,7 +520,7 @@ def test_every_grid_brackets_the_gaussian_composition(interval: float) -> None:
     assert lower <= _GAUSSIAN_10_DELTA_1 <= upper
 
 
-@pytest.mark.parametrize("interval", [3.4e-6, 5.2e-6, 1e-5, 3.3e-5, 1e-4, 1e-3, 0.01])
+@pytest.mark.parametrize("interval", [*finest(3.4e-6, 5.2e-6), 1e-5, 3.3e-5, 1e-4, 1e-3, 0.01])
 def test_every_grid_brackets_a_poisson_step(interval: float) -> None:
     """One Poisson-subsampled Gaussian step (q 0.01, mu 2), whose remove profile has the kink at
     log(1 - q) that the optimistic discretization lifts to the line 1 - x (_between_limits). On the grid
@@ -604,7 +609,7 @@ def test_truncated_windows_follow_the_mass() -> None:
 _GAUSSIAN_LIST_DELTA_3 = 0.78928848498972647704191830766
 
 
-@pytest.mark.parametrize("interval", [5e-6, 1e-5, 3e-5, 1e-4, 1e-3, 0.01])
+@pytest.mark.parametrize("interval", [*finest(5e-6, 1e-5), 3e-5, 1e-4, 1e-3, 0.01])
 def test_every_grid_brackets_a_list_with_equal_counts(interval: float) -> None:
     """Components repeated equally often are composed once and the product self-composed (_compose_direction):
     every grid's bounds still hold."""
