@@ -4,50 +4,52 @@
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
         'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit completion calibrate' ;;
-        'gdpcli calibrate') echo 'gaussian laplace family sgd' ;;
+        'gdpcli calibrate') echo 'gaussian laplace family canonical sgd' ;;
     esac
 }
 
 _gdpcli_options() {  # the options of a command path
     case "$*" in
         'gdpcli') echo '--version --debug -h --help' ;;
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order -f --format --plot -h --help' ;;
-        'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot -h --help' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies -v --verbose -f --format --plot -h --help' ;;
+        'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
+        'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
-        'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine -f --format --plot -h --help' ;;
+        'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
-        'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
+        'gdpcli calibrate gaussian') echo '--epsilon --delta --closed-form --mu --sens --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format -h --help' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format -h --help' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
+        'gdpcli calibrate canonical') echo '--quantiles --sens --recursive --sample --seed -f --format -h --help' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --closed-form --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
     esac
 }
 
 _gdpcli_value_options() {  # the options that take a value
     case "$*" in
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order -f --format --plot' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies -f --format --plot' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --accuracy --max-epsilon --max-delta -f --format --plot' ;;
+        'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
-        'gdpcli gdpt-identify') echo '--precision --eps-head -f --format --plot' ;;
+        'gdpcli gdpt-identify') echo '--precision --eps-head --rectify -f --format --plot' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
+        'gdpcli calibrate canonical') echo '--quantiles --sens --sample --seed -f --format' ;;
         'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format' ;;
     esac
 }
 
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
-        'gdpcli convert --to') echo 'mu rho rdp' ;;
+        'gdpcli convert --to') echo 'mu rho rdp equal-error' ;;
         'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
@@ -59,6 +61,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli compose -f'|'gdpcli compose --format') echo 'table csv json' ;;
         'gdpcli compose --plot') echo '@files' ;;
         'gdpcli subsample --sampling') echo 'poisson fixed' ;;
+        'gdpcli subsample --method') echo 'auto clt all' ;;
         'gdpcli subsample -f'|'gdpcli subsample --format') echo 'table csv json' ;;
         'gdpcli subsample --plot') echo '@files' ;;
         'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
@@ -84,6 +87,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli calibrate gaussian -f'|'gdpcli calibrate gaussian --format') echo 'table csv json' ;;
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
+        'gdpcli calibrate canonical -f'|'gdpcli calibrate canonical --format') echo 'table csv json' ;;
         'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
         'gdpcli calibrate sgd --schedule') echo '@files' ;;
         'gdpcli calibrate sgd --method') echo 'auto exact pld rdp clt' ;;
@@ -102,6 +106,7 @@ _gdpcli_argument_values() {  # the positional arguments (@files: file names)
         'gdpcli risk') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
         'gdpcli audit') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
         'gdpcli completion') echo 'bash zsh fish' ;;
+        'gdpcli calibrate canonical') echo 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' ;;
     esac
 }
 

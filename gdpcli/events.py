@@ -21,6 +21,7 @@ from gdpcli.errors import ComputationError, InputError
 
 if TYPE_CHECKING:
     from gdpcli.core.arrays import ArrayLike
+    from gdpcli.core.canonical import NoiseDistribution
     from gdpcli.core.clt import Functionals
     from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.gdpt import PrivacyProfile
@@ -245,6 +246,24 @@ class Mechanism:
         """The closed-form profile in the GDPT engine's log form, with its tail limit (GDPT Thm 4.4)."""
         raise NotImplementedError
 
+    def canonical_noise(self, recursive: bool = False) -> NoiseDistribution:
+        """A canonical noise distribution N of the mechanism's trade-off function f, T(N, N + 1) = f (Awan and
+        Vadhan 2023; gdpcli.core.canonical): the closed form, or with `recursive` (and where there is none)
+        the recursive construction from f. A mechanism's f is symmetric (one profile serves both orders)."""
+        if not self.has_tradeoff:
+            raise InputError(
+                f"{self.describe()}: no trade-off function, so no canonical noise distribution",
+                "give a mechanism with one, e.g. gdp:mu=1 or dp:eps=1,delta=1e-6",
+            )
+        from gdpcli.core.canonical import Recursive
+
+        closed = None if recursive else self.closed_canonical_noise()
+        return closed or Recursive.of(self.tradeoff)
+
+    def closed_canonical_noise(self) -> NoiseDistribution | None:
+        """The canonical noise distribution in closed form (gdpcli.core.canonical), or None."""
+        return None
+
 
 class _GaussianLike(Mechanism):
     """Exactly mu-GDP: G_mu and its profile (GDP paper Cor. 1), functionals and RDP in closed form."""
@@ -284,6 +303,12 @@ class _GaussianLike(Mechanism):
         from gdpcli.core import gdpt
 
         return gdpt.gdp_profile(self.gdp_mu)
+
+    def closed_canonical_noise(self) -> NoiseDistribution:
+        """N(0, 1/mu^2) (Su 2024 Sec. 3.2)."""
+        from gdpcli.core import canonical
+
+        return canonical.Gaussian(self.gdp_mu)
 
 
 @dataclass(frozen=True)
@@ -384,6 +409,12 @@ class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="l
 
         return gdpt.laplace_profile(1.0 / self.epsilon)
 
+    def closed_canonical_noise(self) -> NoiseDistribution:
+        """Lap(0, 1/eps0) itself: log-concave, so a canonical noise of its own trade-off function."""
+        from gdpcli.core import canonical
+
+        return canonical.Laplace(self.epsilon)
+
 
 @dataclass(frozen=True)
 class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,delta])"):
@@ -458,6 +489,12 @@ class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,
         from gdpcli.core import gdpt
 
         return gdpt.dp_profile(self.epsilon, self.delta)
+
+    def closed_canonical_noise(self) -> NoiseDistribution:
+        """Tulap(0, e^-eps, 2 delta / (e^eps - 1 + 2 delta)) (Awan and Vadhan 2023), uniform at eps = 0."""
+        from gdpcli.core import canonical
+
+        return canonical.eps_delta(self.epsilon, self.delta)
 
 
 @dataclass(frozen=True)
@@ -577,6 +614,9 @@ class RandomizedResponse(
     def gdpt_profile(self) -> PrivacyProfile:
         return self._pure().gdpt_profile()
 
+    def closed_canonical_noise(self) -> NoiseDistribution:
+        return self._pure().closed_canonical_noise()
+
 
 @dataclass(frozen=True)
 class Sampled:
@@ -647,7 +687,7 @@ class Sampled:
             return clt.subsampled_gaussian_functionals(self.sampling_rate, mu)
         raise ComputationError(
             f"{self.describe()}: the CLT of Theorem 5 needs a symmetric trade-off function per step",
-            "Poisson subsampling is asymmetric; use --method pld (rigorous) or gdpcli sgd --method clt",
+            "use --method pld (rigorous), or gdpcli subsample SPEC --rate P --method clt (Theorem 11)",
         )
 
     def rdp_curve(self) -> RdpCurve:
@@ -679,6 +719,25 @@ class Sampled:
 
     def without_delta_part(self) -> Sampled:
         return self
+
+    def canonical_noise(self, recursive: bool = False) -> NoiseDistribution:
+        """Fixed-size batches: the recursive construction from C_p(f) = min(f_p, f_p^-1)** (GDP paper Def. 6,
+        symmetric) where the mechanism has it in closed form. Refused otherwise, with the way round; Poisson
+        sampling has two trade-off functions, f_p removing a record, f_p^-1 adding one (GDP paper Sec. 4)."""
+        mechanism, p = self.mechanism, self.sampling_rate
+        if self.scheme is Sampling.FIXED and mechanism.subsampled_tradeoff(0.5, p) is not None:
+            from gdpcli.core.canonical import Recursive
+
+            return Recursive.of(lambda alpha: mechanism.subsampled_tradeoff(alpha, p))
+        if self.scheme is Sampling.POISSON:
+            problem = "Poisson sampling has f_p removing a record and f_p^-1 adding one, not one symmetric f"
+        else:
+            problem = "fixed-size sampling's C_p(f) is in closed form for gdp, gaussian, dp and rr steps only"
+        raise InputError(
+            f"{self.describe()}: {problem}",
+            "symmetrize: C_p(f) = min(f_p, f_p^-1)** is the usual route; tabulate it with `gdpcli convert "
+            "SPEC --alpha 0:1:1001 -f csv > f.csv` and give tradeoff:file=f.csv",
+        )
 
 
 @dataclass(frozen=True)

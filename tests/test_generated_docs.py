@@ -107,7 +107,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
     if option == "--conversion":
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":
-        return ("mu", "rho", "rdp") if path == "gdpcli convert" else ("mu",)
+        return ("mu", "rho", "rdp", "equal-error") if path == "gdpcli convert" else ("mu",)
     if option == "--scale":
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
     if option == "--batching":
@@ -118,6 +118,7 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
         "gdpcli sgd": vocabulary.METHODS,
         "gdpcli risk": vocabulary.METHODS,
         "gdpcli calibrate sgd": ("auto", "exact", "pld", "rdp", "clt"),
+        "gdpcli subsample": ("auto", "clt", "all"),
     }
     assert option == "--method" and path in methods, f"{path} {option}: add what it accepts to this table"
     return methods[path]

@@ -15,7 +15,17 @@ from gdpcli.accounting.accountants import (  # the ones the commands build thems
     RenyiAccountant,
     split_uniform_delta,
 )
-from gdpcli.accounting.figures import QUESTIONS, Accountant, Answer, Figures, ask, check_budget
+from gdpcli.accounting.equal_error import equal_error
+from gdpcli.accounting.figures import (
+    QUESTIONS,
+    Accountant,
+    Answer,
+    Figures,
+    ask,
+    check_budget,
+    check_implication,
+    implication,
+)
 from gdpcli.accounting.methods import (
     describe,
     exact_accountant,
@@ -41,9 +51,12 @@ __all__ = [
     "RenyiAccountant",
     "ask",
     "check_budget",
+    "check_implication",
     "describe",
+    "equal_error",
     "exact_accountant",
     "group_accountant",
+    "implication",
     "mu_accountant",
     "mu_figures",
     "select",

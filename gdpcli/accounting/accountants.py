@@ -45,6 +45,10 @@ class ExactGDP:
     def mu(self) -> list[Figures]:
         return [Figures(np.asarray([self.mu_total]), EXACT, self.method)]
 
+    def equal_error(self) -> list[Figures]:
+        """The fixed point G_mu(alpha*) = alpha* = Phi(-mu/2) in closed form (accounting.equal_error)."""
+        return [Figures(np.asarray([gdp.symmetric_point(self.mu_total)]), EXACT, self.method)]
+
 
 class ExactSingle:
     """One mechanism with a closed-form trade-off f and profile (Laplace, (eps, delta)-DP): exact figures.
@@ -439,13 +443,42 @@ class ApproximateGDP:
 
 
 class CentralLimit(ApproximateGDP):
-    """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation."""
+    """GDP paper Theorem 5's mu for the composition (with eq. 10-12 for the delta part): an approximation.
+
+    Its `details` (-v) are the functionals summed over the composition and the limits of Theorem 6 (2K/s,
+    K = sum kl, s^2 = sum kappa2) and, for lists of (eps, delta)-DP specs, Theorem 7 (sqrt(sum eps_i^2)).
+    """
+
+    details_note = (
+        "clt -v: kl, kappa2, kappa3 are the functionals of GDP paper Sec. 3.2 summed over the composition; "
+        "mu is Theorem 5's 2 kl / sqrt(kappa2 - sum_i kl_i^2), mu_theorem6 Theorem 6's limit 2 kl / "
+        "sqrt(kappa2), mu_theorem7 Theorem 7's sqrt(sum eps_i^2) (lists of (eps, delta)-DP specs; their "
+        "delta part 1 - prod(1 - delta_i) goes with each): all approximations with no rigorous direction"
+    )
 
     def __init__(self, specs: Sequence[Repeated]) -> None:
         from gdpcli.core import clt
 
-        self.theorem5 = clt.berry_esseen([s.step.clt_functionals() for s in specs], [s.times for s in specs])
+        functionals, times = [s.step.clt_functionals() for s in specs], [s.times for s in specs]
+        self.theorem5 = clt.berry_esseen(functionals, times)
+        self.total = clt.composed(functionals, times)
+        self.theorem6 = clt.limit_mu(functionals, times)
+        self.theorem7 = _theorem7_mu(specs)
         super().__init__(self.theorem5.mu, uniform_delta(specs))
+
+    @property
+    def details(self) -> dict[str, float]:
+        found = {"kl": self.total.kl, "kappa2": self.total.kappa2, "kappa3": self.total.kappa3}
+        found["mu_theorem6"] = self.theorem6
+        return found if self.theorem7 is None else {**found, "mu_theorem7": self.theorem7}
+
+
+def _theorem7_mu(specs: Sequence[Repeated]) -> float | None:
+    """sqrt(sum_i times_i eps_i^2), GDP paper Theorem 7's mu, when every spec is an unsampled (eps, delta)-DP
+    guarantee f_{eps,delta}; else None."""
+    if not all(s.sampling_rate is None and s.mechanism.eps_delta is not None for s in specs):
+        return None
+    return gdp.compose(np.array([s.mechanism.eps_delta[0] * np.sqrt(s.times) for s in specs]))
 
 
 class BerryEsseenBand(CentralLimit):
@@ -456,10 +489,18 @@ class BerryEsseenBand(CentralLimit):
     the band's floor (then eps = inf)."""
 
     method = "berry-esseen"
+    details_note = (
+        "berry-esseen -v: kl, kappa2 and kappa3bar are the functionals of GDP paper Sec. 3.2 summed over the "
+        "composition, from which Theorem 5's mu and gamma come"
+    )
 
     @property
     def context(self) -> dict[str, float]:
         return {"mu": self.mu_total, "gamma": self.theorem5.gamma}
+
+    @property
+    def details(self) -> dict[str, float]:
+        return {"kl": self.total.kl, "kappa2": self.total.kappa2, "kappa3bar": self.total.kappa3bar}
 
     def _label(self, bound: Guarantee) -> Guarantee:
         return bound if self.theorem5.rigorous else APPROXIMATION
@@ -484,6 +525,47 @@ class BerryEsseenBand(CentralLimit):
 
     def mu(self) -> list[Figures]:
         raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
+
+
+class Detailed:
+    """-v/--verbose: an accountant whose figures also carry what they rest on, the inner accountant's
+    `details` (e.g. the summed CLT functionals), as extra columns in every row, and its `details_note`
+    saying what they are. Labels, values and context are the inner accountant's."""
+
+    def __init__(self, inner: Accountant) -> None:
+        self.inner, self.method = inner, inner.method
+
+    @property
+    def context(self) -> dict[str, float]:
+        return dict(getattr(self.inner, "context", {}))
+
+    def _detailed(self, figures: list[Figures]) -> list[Figures]:
+        extra, note = self.inner.details, self.inner.details_note
+        return [
+            replace(
+                figure,
+                details=tuple({**d, **extra} for d in figure.details or ({},) * np.size(figure.values)),
+                note=" ".join(n for n in (figure.note, note) if n) or None,
+            )
+            for figure in figures
+        ]
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        return self._detailed(self.inner.epsilon(deltas))
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return self._detailed(self.inner.delta(epsilons))
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        return self._detailed(self.inner.beta(alphas))
+
+    def mu(self) -> list[Figures]:
+        return self._detailed(self.inner.mu())
+
+
+def detailed(accountant: Accountant) -> Accountant:
+    """The accountant with its details shown (Detailed) when it has any, else itself."""
+    return Detailed(accountant) if hasattr(accountant, "details") else accountant
 
 
 class RenyiAccountant:
@@ -573,7 +655,17 @@ class RenyiAccountant:
         return [self._convert(epsilons, name, "delta") for name in names]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        raise ComputationError("an RDP curve gives no trade-off function here", "use --method pld or exact")
+        """The trade-off lower bound every mechanism with this RDP curve obeys (rdp.tradeoff_from_curve:
+        the test's binary outcome, data processing, maximised over the orders; tight for the curve, so
+        it equals the f_{eps,delta} envelope of the optimal conversion's profile)."""
+        from gdpcli.core import rdp
+
+        alphas = np.asarray(alphas, dtype=float)
+        if self.orders is None:
+            values = rdp.tradeoff_from_curve(self.curve, alphas)
+        else:
+            values = rdp.tradeoff_from_points(self.orders, self.curve(self.orders), alphas)
+        return [Figures(values, LOWER, "rdp-tradeoff")]
 
 
 class EdgeworthAccountant:

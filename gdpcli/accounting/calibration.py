@@ -31,33 +31,75 @@ def gaussian_for_mu(mu: float, sens: float) -> dict:
 
 def gaussian_for_epsilon_delta(epsilon: float, delta: float, sens: float) -> list[dict]:
     """The analytic Gaussian sigma (Balle & Wang Thm 8) and the classical one (Dwork & Roth Thm A.1, valid
-    only for eps < 1: the row's `valid`), each with the (epsilon, delta) it achieves exactly (GDP Cor. 1)."""
+    only for eps < 1: the row's `valid`), each with the (epsilon, delta) it achieves exactly (GDP Cor. 1).
+    At eps = 0 only the analytic row: its sigma is sens / (2 Phi^-1((1 + delta)/2)), while the classical
+    sqrt(2 ln(1.25/delta)) sens / eps has no finite value."""
     rows = []
     valid = calibrate.classical_gaussian_valid(epsilon)
-    for method, sigma_of, method_valid in (
+    methods = (
         ("analytic", calibrate.analytic_gaussian_sigma, True),
         ("classical", calibrate.classical_gaussian_sigma, valid),
-    ):
-        sigma = sigma_of(epsilon, delta, sens)
-        achieved_mu = sens / sigma
-        achieved_epsilon = float(gdp.epsilon(delta, achieved_mu))
+    )
+    for method, sigma_of, method_valid in methods if epsilon > 0.0 else methods[:1]:
+        row = _gaussian_row(epsilon, delta, sigma_of(epsilon, delta, sens), sens, method, method_valid)
         if method == "analytic":  # its sigma was checked to meet the target: both are upper bounds
-            achieved_epsilon = min(achieved_epsilon, epsilon)
-        rows.append(
-            {
-                "epsilon": epsilon,
-                "delta": delta,
-                "sigma": sigma,
-                "sens": sens,
-                "achieved_epsilon": achieved_epsilon,
-                "achieved_delta": float(gdp.delta(epsilon, achieved_mu)),
-                "mu": achieved_mu,
-                "guarantee": Guarantee.EXACT,
-                "method": method,
-                "valid": method_valid,
-            }
-        )
+            row["achieved_epsilon"] = min(row["achieved_epsilon"], epsilon)
+        rows.append(row)
     return rows
+
+
+def _gaussian_row(epsilon: float, delta: float, sigma: float, sens: float, method: str, valid: bool) -> dict:
+    """One `calibrate gaussian` row: the target, sigma and the (epsilon, delta) and mu = sens / sigma it
+    achieves exactly (GDP paper Thm 1, Cor. 1)."""
+    achieved_mu = sens / sigma
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "sigma": sigma,
+        "sens": sens,
+        "achieved_epsilon": float(gdp.epsilon(delta, achieved_mu)),
+        "achieved_delta": float(gdp.delta(epsilon, achieved_mu)),
+        "mu": achieved_mu,
+        "guarantee": Guarantee.EXACT,
+        "method": method,
+        "valid": valid,
+    }
+
+
+CLOSED_FORM_METHODS = {rule: f"closed-form-{rule}" for rule in calibrate.HUNDRED_ROUNDS}
+"""The method names of the hundred-rounds closed forms' rows (calibrate --closed-form)."""
+
+
+def hundred_rounds_noise(
+    epsilon: float, delta: float, steps: int, sensitivity: float, sampling_rate: float = 1.0
+) -> dict[str, float]:
+    """{rule: noise} by the hundred-rounds paper's closed forms (core.calibrate.hundred_rounds_variance,
+    rules whose variance is not positive left out): the noise standard deviation, in units of the query's
+    scale, of T = steps Gaussian steps of L2 sensitivity `sensitivity` (the unit-sensitivity sigma times
+    it). At a Poisson sampling rate q < 1 each step enters, as in the paper's Sec. IV.B (Fig. 3), as
+    rho = q^2 sens^2 / ((1 - q) s^2)-zCDP (Abadi et al. 2016, Lemma 3, which drops an O(q^3) term: an
+    approximation), so s^2 = 2 T sens^2 q^2 sigma_1^2 / (1 - q) with sigma_1^2 the variance per round."""
+    noises = {}
+    for rule in calibrate.HUNDRED_ROUNDS:
+        variance = float(calibrate.hundred_rounds_variance(epsilon, delta, rule))
+        if variance > 0.0:
+            per_step = steps * variance
+            if sampling_rate < 1.0:
+                per_step *= 2.0 * sampling_rate**2 / (1.0 - sampling_rate)
+            noises[rule] = sensitivity * math.sqrt(per_step)
+    return noises
+
+
+def gaussian_closed_forms(epsilon: float, delta: float, sens: float) -> list[dict]:
+    """calibrate gaussian --closed-form: the hundred-rounds closed forms at T = 1, each with the (epsilon,
+    delta) its sigma achieves exactly; valid where the closed form is proven sufficient (eq. 23, 28)."""
+    noises = hundred_rounds_noise(epsilon, delta, 1, sens)
+    return [
+        _gaussian_row(
+            epsilon, delta, sigma, sens, CLOSED_FORM_METHODS[rule], rule in calibrate.PROVEN_SUFFICIENT
+        )
+        for rule, sigma in noises.items()
+    ]
 
 
 def laplace_for_epsilon(epsilon: float, sens: float) -> dict:
@@ -147,6 +189,32 @@ def sgd_epsilon_row(
         "guarantee": figure.guarantee,
         "method": figure.method,
     }
+
+
+def sgd_closed_form_rows(
+    epsilon: float, delta: float, run: Run, method: str, conversion: str, accuracy: float
+) -> list[dict]:
+    """calibrate sgd --closed-form: the hundred-rounds closed forms' noise multipliers for the run
+    (hundred_rounds_noise at its steps, step sensitivity and sampling rate), each with the epsilon gdpcli
+    certifies at that noise (dpsgd.certified, what `gdpcli sgd --method` reports) and that figure's label.
+    valid: the closed form provably meets the target (eq. 23 and 28 at sampling rate 1)."""
+    noises = hundred_rounds_noise(epsilon, delta, run.steps, run.step_sensitivity, run.sampling_rate)
+    rows = []
+    for rule, noise in noises.items():
+        noisy = dataclasses.replace(run, noise_multiplier=noise)
+        figure = dpsgd.certified(noisy, delta, dpsgd.Method(method, accuracy, conversion))
+        rows.append(
+            {
+                "epsilon": epsilon,
+                "delta": delta,
+                "noise_multiplier": noise,
+                "achieved_epsilon": float(figure.values[0]),
+                "guarantee": figure.guarantee,
+                "method": CLOSED_FORM_METHODS[rule],
+                "valid": rule in calibrate.PROVEN_SUFFICIENT and run.sampling_rate == 1.0,
+            }
+        )
+    return rows
 
 
 def schedule_epsilon_row(

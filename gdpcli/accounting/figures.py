@@ -60,8 +60,11 @@ def ask(
     deltas: Sequence[float] | None = None,
     epsilons: Sequence[float] | None = None,
     alphas: Sequence[float] | None = None,
+    skip_unanswerable: bool = False,
 ) -> list[Answer]:
-    """Every requested question put to one accountant, as labelled answers."""
+    """Every requested question put to one accountant, as labelled answers. With skip_unanswerable (one
+    method among several, --method all), a question the method cannot answer (ComputationError) gives an
+    answer with no values and a note saying why, instead of failing the whole command."""
     answers: list[Answer] = []
     for given, queries, question in (
         ("delta", deltas, accountant.epsilon),
@@ -70,7 +73,18 @@ def ask(
     ):
         if queries:
             values = np.asarray(queries, dtype=float)
-            answers += [Answer(given, values, figure) for figure in question(values)]
+            try:
+                answers += [Answer(given, values, figure) for figure in question(values)]
+            except ComputationError as error:
+                if not skip_unanswerable:
+                    raise
+                note = f"skipped {accountant.method} for {QUESTIONS[given]}: {error}"
+                empty = np.empty(0)
+                answers.append(
+                    Answer(
+                        given, empty, Figures(empty, Guarantee.APPROXIMATION, accountant.method, note=note)
+                    )
+                )
     return answers
 
 
@@ -110,6 +124,58 @@ def check_budget(
         worst = max(certified.values())
         if worst > limit:
             raise BudgetExceeded(f"{figure_name} {worst:.6g} exceeds {name} {limit:g}")
+
+
+IMPLIED, NOT_IMPLIED, UNDECIDED = "yes", "no", "undecided"
+
+
+def _delta_bounds(answers: Sequence[Answer]) -> tuple[float, float]:
+    """The tightest rigorous bounds [lower, upper] on delta at the one epsilon the answers are about (0 and 1
+    where no figure bounds it from that side); ComputationError when no figure is rigorous."""
+    found = [
+        (float(np.ravel(a.figure.values)[0]), a.figure.guarantee) for a in answers if a.given == "epsilon"
+    ]
+    if not any(guarantee.rigorous for _, guarantee in found):
+        raise ComputationError(
+            "no rigorous figure of delta was computed", "approximations decide nothing; use a rigorous method"
+        )
+    lower = max((value for value, guarantee in found if guarantee.certifies_at_least), default=0.0)
+    upper = min((value for value, guarantee in found if guarantee.certifies_at_most), default=1.0)
+    return lower, upper
+
+
+def implication(answers: Sequence[Answer], delta: float) -> str:
+    """Whether the answers (delta at one epsilon E) prove that the mechanism is (E, delta)-DP.
+
+    IMPLIED when an exact or upper-bound figure is <= delta (the true delta(E) is no larger, so the
+    mechanism is (E, delta)-DP), NOT_IMPLIED when an exact or lower-bound figure is > delta (the smallest
+    delta at E is the privacy profile, GDP paper Prop. 6; for an (eps0, delta0) guarantee this is GDPT
+    Thm 3.1's exact order), UNDECIDED when the rigorous figures straddle delta. Approximations decide
+    nothing (ComputationError when there is no other figure).
+    """
+    return _verdict(*_delta_bounds(answers), delta)
+
+
+def _verdict(lower: float, upper: float, delta: float) -> str:
+    """IMPLIED if upper <= delta, NOT_IMPLIED if lower > delta, else UNDECIDED."""
+    if upper <= delta:
+        return IMPLIED
+    return NOT_IMPLIED if lower > delta else UNDECIDED
+
+
+def check_implication(answers: Sequence[Answer], epsilon: float, delta: float, what: str) -> None:
+    """BudgetExceeded (exit 3) when the answers prove `what` is not (epsilon, delta)-DP, ComputationError
+    (exit 1) when they decide neither way (see implication); nothing when it is (epsilon, delta)-DP."""
+    lower, upper = _delta_bounds(answers)
+    verdict = _verdict(lower, upper, delta)
+    claim, where = f"({epsilon:g}, {delta:g})-DP", f"its delta at epsilon {epsilon:g}"
+    if verdict == NOT_IMPLIED:
+        raise BudgetExceeded(f"{what} does not imply {claim}: {where} is at least {lower:.6g}")
+    if verdict == UNDECIDED:
+        raise ComputationError(
+            f"undecided whether {what} implies {claim}: {where} lies in [{lower:.6g}, {upper:.6g}]",
+            "the rigorous bounds are not tight enough to tell",
+        )
 
 
 class Accountant(Protocol):

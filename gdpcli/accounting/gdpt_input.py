@@ -481,6 +481,14 @@ def identify_sampled(profile: SampledProfile) -> tuple[GdptResult, str]:
     return replace(result, mu_lower=mu_lower), "lower_bound"
 
 
+def rectified_mu(result: GdptResult, upper: PrivacyProfile, precision: float) -> float:
+    """mu of the clipped and rectified mechanism (GDPT Thm 4.7, Laplace scale (y+ - y-) / eps_head): the
+    head's certified mu_upper as the theorem states, lowered to the certified mu_upper of the rectified
+    profile (gdpt.rectified: vanishes at eps_head, so its head bound holds at every eps) where smaller."""
+    rectified = gdpt.identify(gdpt.rectified(upper, result.eps_head), result.eps_head, precision)
+    return min(result.mu_upper, rectified.mu_upper)
+
+
 def mechanism_interval(result: GdptResult, given: Profiles | None) -> tuple[float, float]:
     """The mechanism's mu interval (gdpt.mechanism_interval) from the head's result and what the input
     knows beyond any head (sup_bound, vanishes_beyond; nothing for sampled CSV profiles)."""

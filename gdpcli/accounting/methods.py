@@ -12,6 +12,7 @@ from gdpcli.accounting.accountants import (
     Binomial,
     BoundedSingle,
     CentralLimit,
+    Detailed,
     EdgeworthAccountant,
     ExactGDP,
     ExactSingle,
@@ -21,6 +22,7 @@ from gdpcli.accounting.accountants import (
     RenyiAccountant,
     TextbookComposition,
     WithUniformDelta,
+    detailed,
     split_uniform_delta,
     uniform_delta,
 )
@@ -121,12 +123,21 @@ def select(
     *,
     accuracy: float = DEFAULT_ACCURACY,
     conversions: Sequence[str] = ("optimal",),
+    verbose: bool = False,
 ) -> tuple[list[Accountant], list[str]]:
     """The accountants that answer for `method`, and notes on the methods `all` had to skip.
 
     auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2); lists
-    with an rdp: spec can only be accounted in RDP.
+    with an rdp: spec can only be accounted in RDP. verbose (-v): each shows its details (Detailed).
     """
+    accountants, skipped = _select(specs, method, accuracy, conversions)
+    return ([detailed(a) for a in accountants] if verbose else accountants), skipped
+
+
+def _select(
+    specs: Sequence[Repeated], method: str, accuracy: float, conversions: Sequence[str]
+) -> tuple[list[Accountant], list[str]]:
+    """select without the details."""
     if method == "auto":
         if any(not spec.mechanism.has_tradeoff for spec in specs):
             return [_build("rdp", specs, accuracy, conversions)], []
@@ -199,18 +210,24 @@ def describe(accountant: Accountant) -> dict[str, float]:
     return dict(getattr(accountant, "context", {}))
 
 
-def mu_figures(specs: Sequence[Repeated], method: str) -> list[Figures]:
-    """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu.
+def mu_figures(specs: Sequence[Repeated], method: str, verbose: bool = False) -> list[Figures]:
+    """Figures for --to mu: exact (GDP, or GDPT Thm 5.1 for one pure-DP guarantee) or the CLT mu, with
+    the CLT's details when verbose (-v).
 
     A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
     """
+
+    def central_limit(specs: Sequence[Repeated]) -> CentralLimit | Detailed:
+        accountant = CentralLimit(specs)
+        return Detailed(accountant) if verbose else accountant
+
     if method in ("auto", "exact"):
         return mu_accountant(specs).mu()
     if method == "clt":
-        return CentralLimit(specs).mu()
+        return central_limit(specs).mu()
     if method == "all":
         figures: list[Figures] = []
-        for build in (mu_accountant, CentralLimit):
+        for build in (mu_accountant, central_limit):
             try:
                 figures += build(specs).mu()
             except ComputationError:

@@ -1,18 +1,22 @@
 """Amplification by subsampling of one step, C_p(f) (GDP paper Sec. 4): the exact C_p where a closed form
-exists, a rigorous bracket for Laplace, GDP paper Cor. 3 as printed and the classical Lemma 2 beside it, and
-the PLD accountant for several steps."""
+exists, a rigorous bracket for Laplace, GDP paper Cor. 3 as printed and the classical Lemma 2 beside it, the
+PLD accountant for several steps, and on request the subsampling CLT (Theorem 11, an approximation)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gdpcli.accounting.accountants import ExactSingle, NumericalPLD
+from gdpcli.accounting.accountants import ApproximateGDP, ExactSingle, NumericalPLD, detailed
 from gdpcli.accounting.figures import Accountant, Figures
 from gdpcli.errors import ComputationError
 from gdpcli.events import ApproxDP, Mechanism, Repeated, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
+
+if TYPE_CHECKING:
+    from gdpcli.core.clt import ChiSquare
 
 EXACT, UPPER, LOWER = Guarantee.EXACT, Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND
 
@@ -161,22 +165,105 @@ class PrintedCorollary3:
         return [Figures(_array(values), LOWER, self.method)]
 
 
+class SubsamplingLimit(ApproximateGDP):
+    """The subsampling CLT: T steps of an f-DP mechanism on samples at rate p are about G_mu-DP, with
+    mu = p sqrt(T) sqrt(2 chi2_plus(f)) for fixed-size batches (GDP paper Theorem 11) and p sqrt(T chi2(f))
+    for Poisson sampling (core.clt.subsampling_limit_mu), for any mechanism with f(0) = 1; Cor. 4 and the
+    Poisson DP-SGD formula are its Gaussian cases. Labelled approximation: a limit as T -> inf with
+    p sqrt(T) fixed, with no rigorous direction. Its `details` (-v) are nu = p sqrt(T) and the chi-square
+    functional used."""
+
+    def __init__(self, mechanism: Mechanism, sampling_rate: float, steps: int, scheme: Sampling) -> None:
+        from gdpcli.core import clt
+
+        if sampling_rate == 1.0:
+            raise ComputationError(
+                "the subsampling CLT (GDP paper Theorem 11) is a limit for p -> 0, not for rate 1",
+                "use gdpcli compose SPEC --method clt",
+            )
+        chi_square = _chi_square(mechanism)
+        fixed = scheme is Sampling.FIXED
+        mu = float(clt.subsampling_limit_mu(sampling_rate, steps, chi_square, fixed=fixed))
+        if not math.isfinite(mu):
+            raise ComputationError(f"{mechanism.describe()}: the Theorem 11 mu overflows", "use --method pld")
+        super().__init__(mu)
+        name = "chi2_plus" if fixed else "chi2"
+        self.details = {"nu": sampling_rate * math.sqrt(steps), name: float(getattr(chi_square, name))}
+        self.details_note = _LIMIT_NOTES[fixed]
+
+
+_LIMIT_NOTES = {
+    True: "clt -v: nu = p sqrt(T) and mu = nu sqrt(2 chi2_plus), chi2_plus = int_0^1 (|f'(x)| - 1)_+^2 dx "
+    "(GDP paper Theorem 11, fixed-size batches)",
+    False: "clt -v: nu = p sqrt(T) and mu = nu sqrt(chi2), chi2 = int_0^1 (|f'(x)| - 1)^2 dx, the chi-square "
+    "divergence (Poisson sampling)",
+}
+
+
+def _chi_square(mechanism: Mechanism) -> ChiSquare:
+    """chi2 and chi2_plus of the mechanism's trade-off function: closed form for GDP (Lemma 3), else from
+    its privacy profile by quadrature. ComputationError where Theorem 11 does not apply (f(0) < 1) or the
+    profile is only an upper bound."""
+    from gdpcli.core import clt
+
+    if mechanism.delta_part > 0.0:
+        raise ComputationError(
+            f"{mechanism.describe()}: the subsampling CLT needs f(0) = 1, and (eps, delta)-DP has 1 - delta",
+            "use the default rigorous method",
+        )
+    if not mechanism.profile_is_exact:
+        raise ComputationError(
+            f"{mechanism.describe()}: known through an upper bound on its profile, it has no CLT functionals",
+            "use the default rigorous method",
+        )
+    if mechanism.gdp_mu is not None:
+        return clt.gaussian_chi_square(mechanism.gdp_mu)
+    return clt.chi_square_from_profile(mechanism.profile, mechanism.pure_epsilon)
+
+
 def _array(values: Any) -> np.ndarray:
 
     return np.atleast_1d(np.asarray(values, dtype=float))
 
 
 def subsampling_accountants(
-    spec: Repeated, sampling_rate: float, sampling: str, accuracy: float
+    spec: Repeated,
+    sampling_rate: float,
+    sampling: str,
+    accuracy: float,
+    method: str = "auto",
+    verbose: bool = False,
 ) -> tuple[list[Accountant], list[str]]:
-    """Who answers, and the notes for the table: C_p for one step, the PLD accountant for several."""
+    """Who answers, and the notes for the table, by method: auto the rigorous ones (C_p for one step, the
+    PLD accountant for several), clt the subsampling CLT (SubsamplingLimit), all both (the CLT skipped
+    with a note where it does not apply). verbose (-v): each shows its details (Detailed)."""
 
-    mechanism = spec.mechanism
-    if not mechanism.has_tradeoff:
+    if not spec.mechanism.has_tradeoff:
         raise ComputationError(
             f"{spec.describe()}: an RDP guarantee has no trade-off function to subsample",
             "give the mechanism itself, e.g. gaussian:sigma=2",
         )
+    accountants: list[Accountant] = []
+    notes: list[str] = []
+    if method != "clt":
+        accountants, notes = _rigorous(spec, sampling_rate, sampling, accuracy)
+    if method != "auto":
+        try:
+            accountants.append(
+                SubsamplingLimit(spec.mechanism, sampling_rate, spec.times, Sampling(sampling))
+            )
+        except ComputationError as error:
+            if method == "clt":
+                raise
+            notes.append(f"skipped clt: {error}")
+    return ([detailed(a) for a in accountants] if verbose else accountants), notes
+
+
+def _rigorous(
+    spec: Repeated, sampling_rate: float, sampling: str, accuracy: float
+) -> tuple[list[Accountant], list[str]]:
+    """The rigorous accountants and their notes: C_p for one step, the PLD accountant for several."""
+    mechanism = spec.mechanism
     subsampled = Repeated(Sampled(mechanism, sampling_rate, Sampling(sampling)), spec.times)
     if not mechanism.profile_is_exact:  # its C_p(profile) would bound, not be, the subsampled mechanism
         note = "the mechanism is known through an upper bound on its profile: rigorous PLD bounds"

@@ -2,7 +2,8 @@
 
 Every row states the noise and the privacy actually achieved at that noise (`achieved_*` columns, so
 the slack is visible), labelled with `guarantee` and `method`. Targets are the row's `epsilon`, `delta`
-or `mu`; lists and ranges give one row per target.
+or `mu`; lists and ranges give one row per target. `calibrate canonical SPEC` is the other way round: the
+noise whose privacy is exactly SPEC's trade-off function (its canonical noise distribution), by quantiles.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from gdpcli.cli import options
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Method
+    from gdpcli.accounting.dpsgd import Method, Run
 
 app = typer.Typer(
-    help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families).",
+    help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families), and "
+    "the canonical noise of a trade-off function.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -43,19 +45,22 @@ CLASSICAL_NOTE = (
 )
 
 
-def _targets(text: str | None, option: str) -> list[float] | None:
-    """Target epsilons (> 0), deltas (in (0, 1)) or mus (> 0) from a value, list or range."""
+def _targets(text: str | None, option: str, *, zero: bool = False) -> list[float] | None:
+    """Target epsilons (> 0, or >= 0 with zero), deltas (in (0, 1)) or mus (> 0) from a value, list or
+    range."""
     if text is None:
         return None
     if option == "--delta":
         return options.deltas(text)
     values = options.parse_values(text, option)
-    return options.check_range(values, option, low=0, high=1e300, low_open=True)
+    return options.check_range(values, option, low=0, high=1e300, low_open=not zero)
 
 
-def _epsilon_delta_pairs(epsilon: str | None, delta: str | None) -> list[tuple[float, float]]:
+def _epsilon_delta_pairs(
+    epsilon: str | None, delta: str | None, *, zero_epsilon: bool = False
+) -> list[tuple[float, float]]:
     """Every (target epsilon, target delta) combination; both options are required."""
-    epsilons, deltas = _targets(epsilon, "--epsilon"), _targets(delta, "--delta")
+    epsilons, deltas = _targets(epsilon, "--epsilon", zero=zero_epsilon), _targets(delta, "--delta")
     if epsilons is None or deltas is None:
         raise InputError("give both --epsilon and --delta", "the target is an (epsilon, delta) pair")
     return [(e, d) for e in epsilons for d in deltas]
@@ -74,6 +79,40 @@ MaxAdvantageOption = Annotated[
         "--max-advantage", help="Risk target: the most any attack's TPR - FPR may be (see gdpcli risk)."
     ),
 ]
+ClosedFormOption = Annotated[
+    bool,
+    typer.Option(
+        "--closed-form",
+        help="Also the hundred-rounds paper's closed-form noise (Asoodeh et al.: moments accountant eq. 23 "
+        "and 28, Thm 5), each with the epsilon it achieves; valid=false where not proven to meet the target.",
+    ),
+]
+CLOSED_FORM_NOTE = (
+    "closed-form-eq23|eq28|thm5: the hundred-rounds paper's noise for T Gaussian steps (eq. 23 solved for "
+    "the noise, eq. 28 and Thm 5 without their O-terms; at sampling rate q < 1 with Abadi et al.'s rho = "
+    "q^2 / ((1 - q) s^2) per step, an approximation); achieved_epsilon is gdpcli's own figure at that noise; "
+    "valid=true only for eq. 23 and 28 at q = 1, proven sufficient (Thm 5 without its O-term can fall short)"
+)
+
+
+def _closed_form_check(closed_form: bool, *others: object) -> None:
+    """--closed-form answers an (epsilon, delta) target only: not --mu, a risk target or --schedule."""
+    if closed_form and any(other is not None for other in others):
+        raise InputError(
+            "--closed-form takes an --epsilon/--delta target", "not --mu, a risk target or --schedule"
+        )
+
+
+def _closed_form_notes(rows: list[dict], pairs: list[tuple[float, float]]) -> list[str]:
+    """The closed forms' note, and which targets Thm 5 states no noise for (its variance is <= 0)."""
+    stated = {(row["epsilon"], row["delta"]) for row in rows if row["method"] == "closed-form-thm5"}
+    missing = [f"epsilon {e:g}, delta {d:g}" for e, d in pairs if (e, d) not in stated]
+    if not missing:
+        return [CLOSED_FORM_NOTE]
+    return [
+        CLOSED_FORM_NOTE,
+        f"closed-form-thm5 states no noise at {'; '.join(missing)}: its variance without the O-term is <= 0",
+    ]
 
 
 def _risk_target(
@@ -97,6 +136,7 @@ Examples:
   gdpcli calibrate gaussian --epsilon 0.5,1,2,4 --delta 1e-5 -f csv   one row per target
   gdpcli calibrate gaussian --mu 0.5                          sigma = sens / mu = 2
   gdpcli calibrate gaussian --max-tpr 0.05 --at-fpr 0.01      no attack beats TPR 5 % at FPR 1 %
+  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5 --closed-form   the hundred-rounds closed forms too
 """
 
 
@@ -104,6 +144,7 @@ Examples:
 def gaussian(
     epsilon: TargetEpsilonOption = None,
     delta: TargetDeltaOption = None,
+    closed_form: ClosedFormOption = False,
     mu: TargetMuOption = None,
     sens: SensitivityOption = 1.0,
     max_tpr: MaxTprOption = None,
@@ -117,6 +158,7 @@ def gaussian(
     from gdpcli.cli import output
 
     options.positive(sens, "--sens")
+    _closed_form_check(closed_form, mu, max_tpr, at_fpr, max_advantage)
     if _risk_target(max_tpr, at_fpr, max_advantage, epsilon, delta, mu):
         rows = [calibration.gaussian_for_risk(max_tpr, at_fpr, max_advantage, sens)]
         inputs = {"max_tpr": max_tpr, "at_fpr": at_fpr, "max_advantage": max_advantage, "sens": sens}
@@ -130,11 +172,20 @@ def gaussian(
             raise InputError("give either --mu or --epsilon with --delta", "not both")
         rows = [calibration.gaussian_for_mu(target, sens) for target in _targets(mu, "--mu") or []]
     else:
-        pairs = _epsilon_delta_pairs(epsilon, delta)
+        pairs = _epsilon_delta_pairs(epsilon, delta, zero_epsilon=True)  # eps = 0: Balle & Wang at 0
         rows = [row for e, d in pairs for row in calibration.gaussian_for_epsilon_delta(e, d, sens)]
-    notes = [CLASSICAL_NOTE] if any(row.get("valid") is False for row in rows) else []
+        if closed_form and any(e == 0.0 for e, _ in pairs):
+            raise InputError("--closed-form: epsilon 0 has no closed-form noise", "give targets epsilon > 0")
+        if closed_form:
+            rows += [row for e, d in pairs for row in calibration.gaussian_closed_forms(e, d, sens)]
+    invalid_classical = any(row["method"] == "classical" and not row["valid"] for row in rows)
+    notes = [CLASSICAL_NOTE] if invalid_classical else []
+    notes += _closed_form_notes(rows, pairs) if closed_form else []
     inputs = options.echo_inputs(
-        epsilon=_targets(epsilon, "--epsilon"), delta=_targets(delta, "--delta"), mu=_targets(mu, "--mu")
+        epsilon=_targets(epsilon, "--epsilon", zero=True),
+        delta=_targets(delta, "--delta"),
+        mu=_targets(mu, "--mu"),
+        closed_form=closed_form or None,
     ) | {"sens": sens}
     output.emit(
         output.Result("calibrate gaussian", inputs, rows, "gdpcli calibrate gaussian", notes, ("sigma",)), fmt
@@ -213,6 +264,91 @@ def family(
     )
 
 
+CANONICAL_EPILOG = """\b
+Examples:
+  gdpcli calibrate canonical gdp:mu=0.5                 N(0, sigma^2) with sigma = sens / mu = 2
+  gdpcli calibrate canonical dp:eps=1,delta=1e-5        Tulap(0, b, q) (Awan and Vadhan 2023)
+  gdpcli calibrate canonical dp:eps=1 --sens 3 --quantiles 0.9,0.99 -f csv
+  gdpcli calibrate canonical laplace:b=1 --recursive    the recursive construction, not Lap(0, 1)
+  gdpcli calibrate canonical tradeoff:file=f.csv        any symmetric trade-off curve, recursively
+  gdpcli calibrate canonical gdp:mu=1 --sample 1000 --seed 7 -f csv   reproducible draws, for tests
+"""
+
+DEFAULT_QUANTILES = "0.5,0.75,0.9,0.99,0.999,0.999999"
+MAX_SAMPLE = 1_000_000
+
+
+@app.command(epilog=CANONICAL_EPILOG)
+def canonical(
+    spec: Annotated[
+        str, typer.Argument(help="Mechanism spec with a symmetric trade-off function, e.g. gdp:mu=1.")
+    ],
+    quantiles: Annotated[
+        str | None,
+        typer.Option(
+            "--quantiles",
+            help=f"Probabilities in (0, 1) to tabulate the noise at: P, P1,P2,... or START:STOP:NUM "
+            f"(default {DEFAULT_QUANTILES}).",
+        ),
+    ] = None,
+    sens: SensitivityOption = 1.0,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="The recursive construction from f (Awan and Vadhan 2023, Thm 3.9) even where a closed "
+            "form exists (gdp/gaussian: Gaussian; laplace: Laplace; dp/rr: Tulap).",
+        ),
+    ] = False,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample", metavar="N", help=f"Print N draws (1 to {MAX_SAMPLE}) instead of quantiles."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Seed of the draws (reproducible; default: fresh entropy)."),
+    ] = None,
+    fmt: options.FormatOption = None,
+) -> None:
+    """The canonical noise distribution N of SPEC's trade-off function f: T(N, N + 1) = f and N symmetric,
+    so sens x N added to a statistic of sensitivity sens is exactly f-DP (Awan and Vadhan 2023)."""
+    from gdpcli.accounting import canonical as noise_of
+    from gdpcli.cli import output
+    from gdpcli.mechanisms import parse_spec
+
+    options.positive(sens, "--sens")
+    if sample is not None and quantiles is not None:
+        raise InputError(
+            "give --quantiles or --sample, not both", "--sample prints draws instead of quantiles"
+        )
+    if sample is not None and not 1 <= sample <= MAX_SAMPLE:
+        raise InputError(f"--sample: {sample} is out of range", f"allowed: 1 <= N <= {MAX_SAMPLE}")
+    if seed is not None and (sample is None or seed < 0):
+        raise InputError("--seed needs --sample and a seed >= 0", "e.g. --sample 1000 --seed 7")
+    probabilities = options.check_range(
+        options.parse_values(quantiles or DEFAULT_QUANTILES, "--quantiles"),
+        "--quantiles",
+        low=0,
+        high=1,
+        low_open=True,
+        high_open=True,
+    )
+    event = parse_spec(spec)
+    noise = noise_of.distribution(event, recursive)
+    if sample is None:
+        rows, answers = noise_of.quantile_rows(noise, probabilities, sens), ("quantile",)
+    else:
+        rows, answers = noise_of.sample_rows(noise, sample, sens, seed), ("noise",)
+    inputs = options.echo_inputs(
+        spec=spec, quantiles=None if sample else probabilities, sens=sens, sample=sample, seed=seed
+    ) | {"recursive": recursive}
+    notes = noise_of.notes(event, noise, sample is not None, seed is not None)
+    title = f"gdpcli calibrate canonical {spec}"
+    output.emit(output.Result("calibrate canonical", inputs, rows, title, notes, answers), fmt)
+
+
 SGD_EPILOG = """\b
 Examples:
   gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --epsilon 3 --delta 1e-5
@@ -224,6 +360,8 @@ Examples:
                                                     no attack beats TPR 5 % at FPR 1 % (rigorous)
   gdpcli calibrate sgd --dataset-size 60000 --schedule examples/phases.csv \\
       --epsilon 3 --delta 1e-5 --scale last         the last phase's noise for the schedule's target
+  gdpcli calibrate sgd --sampling-rate 1 --steps 1000 --epsilon 8.84 --delta 1e-5 --closed-form
+                                                    beside the hundred-rounds paper's sigma (eq. 23: 20)
 """
 
 SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))
@@ -248,6 +386,7 @@ def sgd(
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
+    closed_form: ClosedFormOption = False,
     tolerance: Annotated[
         float, typer.Option("--tolerance", help="Relative search tolerance on the noise multiplier.")
     ] = 1e-3,
@@ -272,6 +411,7 @@ def sgd(
     options.positive(accuracy, "--accuracy")
     if not 1e-9 <= tolerance < 1:
         raise InputError(f"--tolerance: {tolerance!r} is out of range", "allowed: [1e-09, 1)")
+    _closed_form_check(closed_form, mu, max_tpr, at_fpr, max_advantage, run_options.schedule)
     if _risk_target(max_tpr, at_fpr, max_advantage, epsilon, delta, mu):
         q, steps, _ = run_options.rate_and_steps()
         run = run_options.run(q, steps, 1.0)
@@ -310,6 +450,14 @@ def sgd(
     ]
     figure = "mu" if mus else "epsilon"
     notes = [f"fed back to `gdpcli sgd --method {method}`, noise_multiplier gives {figure} <= the target"]
+    if closed_form:
+        _closed_form_scheme(run)
+        rows += [
+            row | context
+            for e, d in pairs
+            for row in calibration.sgd_closed_form_rows(e, d, run, method, conversion, accuracy)
+        ]
+        notes += _closed_form_notes(rows, pairs)
     inputs = options.echo_inputs(
         **run_options.echo(),
         epsilon=_targets(epsilon, "--epsilon"),
@@ -317,11 +465,21 @@ def sgd(
         mu=_targets(mu, "--mu"),
         **options.method_inputs(method, conversion, accuracy),
         tolerance=tolerance,
+        closed_form=closed_form or None,
     )
     result = output.Result(
         "calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes, ("noise_multiplier",)
     )
     output.emit(result, fmt)
+
+
+def _closed_form_scheme(run: Run) -> None:
+    """The closed forms are for T Gaussian steps on the full data or Poisson-sampled (add/remove) ones."""
+    if run.sampling_rate < 1.0 and run.sampling != "poisson":
+        raise InputError(
+            f"--closed-form with --sampling {run.sampling} is not supported",
+            "the closed forms take the full batch (sampling rate 1) or Poisson batches",
+        )
 
 
 def _schedule(

@@ -22,6 +22,7 @@ Examples:
   gdpcli compose gaussian:sigma=3 laplace:b=2 dp:eps=0.5,delta=1e-6 --delta 1e-5
                                                     rigorous upper and lower bounds (PLD)
   gdpcli compose gaussian:sigma=20x1000 --delta 1e-5 --method all   every method side by side
+  gdpcli compose dp:eps=0.1x100 --delta 1e-5 --method clt -v   the CLT with its functionals, Thm 6/7 mu
   gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3  CI check: exit 3 if exceeded
   gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 --method all --conversion all
                                                     how many repetitions fit in epsilon 6, by method
@@ -137,6 +138,7 @@ def command(
     conversion: options.ConversionOption = "optimal",
     target_epsilon: options.TargetEpsilonOption = None,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
+    verbose: options.VerboseOption = False,
     budget: options.BudgetChecks,
     output: options.Output,
 ) -> None:
@@ -171,7 +173,9 @@ def command(
     answers: list[accounting.Answer] = []
     notes: list[str] = []
     if output.plot or (target_epsilon is None and queries.asked):
-        accountants, skipped = accounting.select(parsed, method, accuracy=accuracy, conversions=conversions)
+        accountants, skipped = accounting.select(
+            parsed, method, accuracy=accuracy, conversions=conversions, verbose=verbose
+        )
     if target_epsilon is not None:
         rows += accounting.step_budgets(
             parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
@@ -183,7 +187,9 @@ def command(
         )
         notes += notes_of(answers)
     if to == "mu":
-        rows += mu_rows(accounting.mu_figures(parsed, method), grouping)
+        figures = accounting.mu_figures(parsed, method, verbose)
+        rows += mu_rows(figures, grouping)
+        notes += [figure.note for figure in figures if figure.note]
     inputs = options.echo_inputs(
         specs=specs,
         group=group,

@@ -11,12 +11,15 @@ from gdpcli.cli import options
 from gdpcli.errors import ComputationError, InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     import numpy as np
 
+    from gdpcli.accounting import Accountant, Answer
     from gdpcli.events import Repeated, Step
     from gdpcli.guarantees import Guarantee
 
-ConvertTo = options.choices("ConvertTo", ("mu", "rho", "rdp"))
+ConvertTo = options.choices("ConvertTo", ("mu", "rho", "rdp", "equal-error"))
 ConvertMethod = options.choices("ConvertMethod", (*vocabulary.METHODS, *vocabulary.CONVERSIONS))
 
 EPILOG = """\b
@@ -31,6 +34,9 @@ Examples:
   gdpcli convert gaussian:sigma=4 --to rho        zCDP rho = sens^2 / (2 sigma^2), exact
   gdpcli convert laplace:eps=1 --to rdp --order 2:64:32   the RDP curve D_alpha at these orders
   gdpcli convert zcdp:rho=0.1,xi=0.01 --delta 1e-5 --method all   zCDP -> (eps, delta), every conversion
+  gdpcli convert zcdp:rho=0.5 --alpha 0:1:11      zCDP -> a rigorous lower bound on beta(alpha)
+  gdpcli convert gdp:mu=1 --to equal-error         alpha* = f(alpha*) = Phi(-1/2), the best attack's EER
+  gdpcli convert dp:eps=1,delta=1e-6 --implies 0.5,0.2   does (1, 1e-6)-DP imply (0.5, 0.2)-DP? exit 0/3
 """
 
 DEFAULT_ORDERS = "1.25,1.5,2,3,4,6,8,16,32,64"
@@ -50,7 +56,8 @@ def command(
             "--to",
             help="Convert to another representation: mu (tightest GDP mu) | rho (zCDP: exact for the "
             "Gaussian, else the smallest rho with D_alpha <= alpha rho over --order) | rdp (the RDP curve "
-            "D_alpha at --order).",
+            "D_alpha at --order) | equal-error (alpha* = f(alpha*), the equal error rate of the best test; "
+            "a bound on f gives a bound on alpha* in the same direction).",
         ),
     ] = None,
     group: Annotated[
@@ -73,6 +80,17 @@ def command(
             f"START:STOP:NUM (default {DEFAULT_ORDERS}; for rho 1.0001 to 1024).",
         ),
     ] = None,
+    implies: Annotated[
+        str | None,
+        typer.Option(
+            "--implies",
+            metavar="EPSILON,DELTA",
+            help="Does SPEC imply (EPSILON, DELTA)-DP, i.e. delta(EPSILON) <= DELTA? Exit 0 if proven (an "
+            "exact figure or rigorous upper bound), 3 if disproven (exact figure or lower bound above "
+            "DELTA), 1 if the rigorous bounds straddle DELTA (GDPT Thm 3.1 for dp: specs).",
+        ),
+    ] = None,
+    verbose: options.VerboseOption = False,
     output: options.Output,
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
@@ -89,22 +107,33 @@ def command(
     parsed = parse_spec(spec)
     if group is not None and not 1 <= group <= 10**6:
         raise InputError(f"--group: {group} is out of range", "allowed: 1 <= K <= 1000000")
-    if not (queries.asked or to):
-        raise InputError("nothing to compute", "give --delta, --epsilon, --alpha or --to mu")
+    claim = _implied_pair(implies) if implies is not None else None
+    if not (queries.asked or to or claim):
+        raise InputError("nothing to compute", "give --delta, --epsilon, --alpha, --to or --implies")
     context = {"group": group} if group else {}
     rows: list[dict] = []
     notes: list[str] = []
-    if queries.asked or output.plot:
+    if queries.asked or output.plot or to == "equal-error" or claim:
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
-            accountants, _ = accounting.select([parsed], method, conversions=conversions)
+            accountants, _ = accounting.select([parsed], method, conversions=conversions, verbose=verbose)
+
+    def columns(accountant: Accountant) -> dict:
+        return {**context, **accounting.describe(accountant)}
+
     if queries.asked:
-        answered, answers = answer(
-            accountants, queries, context=lambda acc: {**context, **accounting.describe(acc)}
-        )
+        answered, answers = answer(accountants, queries, context=columns)
         rows += answered
         notes += notes_of(answers)
+    if claim:
+        claimed, claim_answers = _implication_rows(accountants, claim, columns)
+        rows += claimed
+        notes += notes_of(claim_answers)
+    if to == "equal-error":
+        found, caveats = _equal_error_rows(accountants, columns)
+        rows += found
+        notes += caveats
     if to in ("rho", "rdp"):
         if group:
             raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
@@ -118,7 +147,9 @@ def command(
             rows += mu_rows(source.mu(), context)
         else:
             rows += mu_rows(accounting.mu_figures([parsed], method), context)
-    inputs = options.echo_inputs(spec=spec, **queries.echo(), to=to, order=order, group=group, method=method)
+    inputs = options.echo_inputs(
+        spec=spec, **queries.echo(), to=to, order=order, group=group, method=method, implies=claim
+    )
     title = f"gdpcli convert {spec}"
     if output.plot:
         from gdpcli.cli import plot as plotting
@@ -126,7 +157,51 @@ def command(
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
         plotting.plot_accountants(output.plot, label, accountants, references, queries.epsilons)
-    emit(Result("convert", inputs, rows, title, notes, answers=(*FIGURES, "rho", "rdp_epsilon")), output.fmt)
+    answered_columns = (*FIGURES, "rho", "rdp_epsilon", "equal_error", "implied")
+    emit(Result("convert", inputs, rows, title, notes, answers=answered_columns), output.fmt)
+    if claim:
+        accounting.check_implication(claim_answers, *claim, spec + (f" --group {group}" if group else ""))
+
+
+def _implied_pair(text: str) -> tuple[float, float]:
+    """--implies EPSILON,DELTA: epsilon >= 0 and delta in [0, 1]."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise InputError(f"--implies: {text!r} is not EPSILON,DELTA", "e.g. --implies 1,1e-5")
+    epsilon = options.parse_float(parts[0], "--implies epsilon")
+    delta = options.parse_float(parts[1], "--implies delta")
+    options.check_range([epsilon], "--implies epsilon", low=0, high=1e300)
+    options.check_range([delta], "--implies delta", low=0, high=1)
+    return epsilon, delta
+
+
+def _implication_rows(
+    accountants: Sequence[Accountant], claim: tuple[float, float], columns: Callable[[Accountant], dict]
+) -> tuple[list[dict], list[Answer]]:
+    """--implies: the rigorous rows of delta at the claim's epsilon (as --epsilon gives them), each with
+    the claim's delta (target_delta) and the verdict (implied: yes | no | undecided), and their answers."""
+    from gdpcli import accounting
+    from gdpcli.cli.queries import answer
+
+    epsilon, delta = claim
+    rows, answers = answer(accountants, options.Queries(None, [epsilon], None), context=columns)
+    extra = {"target_delta": delta, "implied": accounting.implication(answers, delta)}
+    return [row | extra for row in rows if row["guarantee"].rigorous], answers
+
+
+def _equal_error_rows(
+    accountants: Sequence[Accountant], columns: Callable[[Accountant], dict]
+) -> tuple[list[dict], list[str]]:
+    """--to equal-error: alpha* = f(alpha*) of each trade-off figure, labelled like that figure
+    (accounting.equal_error), and the figures' caveats (e.g. the PLD's accuracy not reached)."""
+    from gdpcli import accounting
+
+    found = [(acc, f) for acc in accountants for f in accounting.equal_error(acc)]
+    rows = [
+        {**columns(acc), "equal_error": float(f.values[0]), "guarantee": f.guarantee, "method": f.method}
+        for acc, f in found
+    ]
+    return rows, list(dict.fromkeys(f.note for _, f in found if f.note))
 
 
 def _orders(text: str | None, to: str, parsed: Repeated) -> list[float]:

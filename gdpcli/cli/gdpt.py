@@ -24,6 +24,7 @@ from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
     from gdpcli.accounting.gdpt_input import GdptResult, Profiles
+    from gdpcli.core.gdpt import PrivacyProfile
 
 EPILOG = """\b
 Examples:
@@ -35,9 +36,12 @@ Examples:
                                                     a sampled profile from stdin
   gdpcli gdpt-identify laplace:b=1 --table -f csv   the staircase bounds on G(eps), for plotting
   gdpcli gdpt-identify laplace:b=1 --eps-head 10 --plot staircase.png   draw the staircase
+  gdpcli gdpt-identify dp:eps=1,delta=1e-6 --eps-head 10 --rectify 0,1   clip to [0, 1], add Laplace
+                                                    noise: GDP after all (clip and rectify, Thm 4.7)
 """
 
 TABLE_ROWS = 1000
+DEFAULT_PRECISION = 1e-3
 SAMPLED_NOTE = (
     "between the rows the profile is only known to be non-increasing: on [eps_i, eps_i+1] it is taken as "
     "delta_i, and on [0, eps_0] as what (eps_0, delta_0) implies (GDPT Thm 3.1); beyond the last row "
@@ -71,6 +75,22 @@ RefineOption = Annotated[
     bool,
     typer.Option("--refine", help="Built-ins: refine the profile by the exact partial order (GDPT App. B)."),
 ]
+RectifyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rectify",
+        metavar="LOW,HIGH",
+        help="Clip and rectify (GDPT Thm 4.7): clip the mechanism's numerical output to [LOW, HIGH] and add "
+        "Laplace noise of scale (HIGH - LOW) / eps_head; prints that scale and the mu for which the result "
+        "is GDP, whatever the tail.",
+    ),
+]
+RECTIFY_NOTE = (
+    "--rectify: clipped to [rectify_low, rectify_high] plus Laplace noise of scale laplace_b = "
+    "(rectify_high - rectify_low) / eps_head, the mechanism is rectified_mu_upper-GDP (GDPT Thm 4.7: "
+    "head_mu_upper; lower where the Laplace noise's own profile is below the mechanism's); a larger "
+    "--eps-head means less noise"
+)
 
 
 @options.grouped(output=options.output_options)
@@ -81,16 +101,19 @@ def command(
     eps_head: EpsHeadOption = None,
     table: TableOption = False,
     refine: RefineOption = False,
+    rectify: RectifyOption = None,
     output: options.Output,
 ) -> None:
     """Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval."""
     from gdpcli.accounting import gdpt_input as profiles
     from gdpcli.cli import plot as plotting
     from gdpcli.cli.output import Result, emit
+    from gdpcli.core import gdpt
 
     options.positive(eps_head, "--eps-head")
     if precision is not None and not 0 < precision <= 1:
         raise InputError(f"--precision: must be in (0, 1], got {precision!r}")
+    clip = _clip_range(rectify)
     notes: list[str] = []
     if profiles.is_sampled(source):
         if refine:
@@ -106,9 +129,10 @@ def command(
             notes.append("--precision does not apply to a sampled profile: the sampling sets the slack")
         summary = _summary(source, "csv", result, None, lower_guarantee, "gdpt-sampled")
         staircase_guarantee = "lower_bound" if sampled.guarantee == "exact" else "approximation"
+        upper = gdpt.sampled_profile(sampled.epsilon, sampled.delta)
     else:
         given = profiles.from_text(source, refine)
-        precision = 1e-3 if precision is None else precision
+        precision = DEFAULT_PRECISION if precision is None else precision
         result, given = profiles.identify(given, eps_head, precision)
         notes += given.notes
         if result.slack > precision:
@@ -119,13 +143,22 @@ def command(
         summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase", given)
         summary |= _tangents(given.upper.tangents, notes)
         staircase_guarantee = "lower_bound"
+        upper = given.upper
+    if clip is not None:
+        summary |= _rectified(result, upper, clip, precision or DEFAULT_PRECISION)
+        notes.append(RECTIFY_NOTE)
     notes += _explain(result, summary["mu_upper"])
     summary |= _reason(summary)
     rows = _staircase(result, staircase_guarantee, summary["method"]) if table else [summary]
     if table:
         notes.insert(0, ", ".join(f"{key}={value}" for key, value in summary.items()))
     inputs = options.echo_inputs(
-        input=source, precision=precision, eps_head=eps_head, table=table or None, refine=refine or None
+        input=source,
+        precision=precision,
+        eps_head=eps_head,
+        table=table or None,
+        refine=refine or None,
+        rectify=None if clip is None else list(clip),
     )
     title = f"gdpcli gdpt-identify {source}"
     if output.plot:
@@ -168,6 +201,34 @@ def _summary(
     }
 
 
+def _clip_range(text: str | None) -> tuple[float, float] | None:
+    """--rectify LOW,HIGH: two finite numbers, LOW < HIGH (None when not given)."""
+    if text is None:
+        return None
+    values = options.parse_values(text, "--rectify") if ":" not in text else []
+    if len(values) != 2 or not all(math.isfinite(v) for v in values) or not values[0] < values[1]:
+        raise InputError(
+            f"--rectify: {text!r} is not a range LOW,HIGH", "two finite numbers, LOW < HIGH, e.g. 0,1"
+        )
+    return values[0], values[1]
+
+
+def _rectified(
+    result: GdptResult, upper: PrivacyProfile, clip: tuple[float, float], precision: float
+) -> dict[str, float]:
+    """The --rectify columns: the clipping range, the Laplace scale (HIGH - LOW) / eps_head and the mu of the
+    clipped and rectified mechanism (gdpt_input.rectified_mu, GDPT Thm 4.7)."""
+    from gdpcli.accounting.gdpt_input import rectified_mu
+
+    low, high = clip
+    return {
+        "rectify_low": low,
+        "rectify_high": high,
+        "laplace_b": (high - low) / result.eps_head,
+        "rectified_mu_upper": rectified_mu(result, upper, precision),
+    }
+
+
 def _tangents(tangents: tuple[Any, Any] | None, notes: list[str]) -> dict[str, float]:
     """Columns tangent_epsilon_k, tangent_delta_k (k = 1, 2, ...) of a refined profile (GDPT App. B)."""
     if tangents is None:
@@ -206,6 +267,8 @@ WHY_INFINITE = {
     "mechanism (only the head interval and the residual)",
     "head_mu_upper": f"G is unbounded on the head: {DELTA_ONE}",
     "slack": "the head interval is unbounded above",
+    "rectified_mu_upper": "the rectified profile comes so close to delta = 1 that no finite mu is certified "
+    "(mu above 7 there): a smaller --eps-head adds more Laplace noise",
 }
 
 
@@ -214,9 +277,10 @@ def _reason(row: dict[str, Any]) -> dict[str, str]:
     infinite = [key for key, value in row.items() if value == math.inf]
     if not infinite:
         return {}
-    if row["verdict"] == "not_gdp":
-        return {"reason": f"{', '.join(infinite)} = inf: {NOT_GDP}"}
-    why = (f"{key} = inf: {WHY_INFINITE.get(key, 'no finite bound is known')}" for key in infinite)
+    own = [key for key in infinite if key == "rectified_mu_upper" or row["verdict"] != "not_gdp"]
+    lumped = [key for key in infinite if key not in own]  # not GDP, unlike the rectified mechanism
+    why = [f"{', '.join(lumped)} = inf: {NOT_GDP}"] if lumped else []
+    why += [f"{key} = inf: {WHY_INFINITE.get(key, 'no finite bound is known')}" for key in own]
     return {"reason": "; ".join(why)}
 
 

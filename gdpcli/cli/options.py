@@ -93,6 +93,10 @@ _HELP: dict[str, str] = {
     "Exact for mechanisms that add noise to a query of bounded sensitivity (K times the sensitivity) and "
     "for GDP (K mu, GDP paper Thm 3); rigorous PLD bounds for Poisson-subsampled Gaussian steps, whose K "
     "records are each sampled (the binomial mixture of N(j mu, 1), j ~ Bin(K, q), against N(0, 1)).",
+    "--verbose": "Also print, as extra columns, what the figures rest on: for clt the CLT functionals kl, "
+    "kappa2, kappa3 summed over the composition and the mu of GDP paper Thm 6 (and Thm 7 for (eps, delta)-DP "
+    "lists); for berry-esseen the functionals behind mu and gamma; for the subsampling CLT nu = p sqrt(T) "
+    "and the chi-square functional of Thm 11.",
 }
 _KIND: dict[str, Any] = {
     "--format": Format | None,
@@ -117,8 +121,9 @@ _KIND: dict[str, Any] = {
     "--max-batch-size": int | None,
     "--schedule": str | None,
     "--group": int | None,
+    "--verbose": bool,
 }
-_SHORT = {"--format": ("-f",)}
+_SHORT = {"--format": ("-f",), "--verbose": ("-v",)}
 _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
 (
     FormatOption,
@@ -143,6 +148,7 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
     MaxBatchSizeOption,
     ScheduleOption,
     GroupOption,
+    VerboseOption,
 ) = (
     Annotated[kind, typer.Option(flag, *_SHORT.get(flag, ()), metavar=_METAVAR.get(flag), help=_HELP[flag])]
     for flag, kind in _KIND.items()

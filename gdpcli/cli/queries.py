@@ -47,7 +47,13 @@ def answer(
     answers: list[Answer] = []
     for accountant in accountants:
         extra = context(accountant) if context else None
-        asked = ask(accountant, deltas=queries.deltas, epsilons=queries.epsilons, alphas=queries.alphas)
+        asked = ask(
+            accountant,
+            deltas=queries.deltas,
+            epsilons=queries.epsilons,
+            alphas=queries.alphas,
+            skip_unanswerable=len(accountants) > 1,
+        )
         rows += [
             row
             for a in asked
@@ -80,13 +86,14 @@ def notes_of(answers: Sequence[Answer]) -> list[str]:
 
 
 def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
-    """Rows stating mu."""
+    """Rows stating mu (with the figure's details, e.g. the CLT functionals of -v)."""
     return [
         {
             **(context or {}),
             "mu": float(np.atleast_1d(f.values)[0]),
             "guarantee": f.guarantee,
             "method": f.method,
+            **(f.details[0] if f.details else {}),
         }
         for f in figures
     ]

@@ -3,7 +3,8 @@
 One step (times=1) is the sampling operator C_p(f) = min(f_p, f_p^-1)** (Def. 6): fixed-size sampling with
 replace-one neighbours gives it by Thm 9, and Poisson sampling with add/remove neighbours, whose two
 directions f_p and f_p^-1 are symmetrized, gives the same function. Several steps (SPECxN) differ between
-the schemes and are composed by the rigorous PLD accountant.
+the schemes and are composed by the rigorous PLD accountant. --method clt gives the subsampling CLT of
+Thm 11 instead (an approximation, for any mechanism with f(0) = 1).
 """
 
 from __future__ import annotations
@@ -26,17 +27,26 @@ Examples:
       the trade-off curve C_p(G_mu) of eq. (13)
   gdpcli subsample laplace:eps=1 --rate 0.1 --delta 1e-6 --epsilon 0.1
       one subsampled Laplace step: epsilon at delta and delta at epsilon
-  gdpcli subsample gdp:mu=1x100 --rate 0.01 --delta 1e-5 --sampling fixed
-      100 steps with fixed-size batches: rigorous PLD bounds
   gdpcli subsample gdp:mu=1x100 --rate 0.01 --delta 1e-5 --max-epsilon 1
       CI budget check: exit 3 if the rigorous epsilon exceeds 1
   gdpcli subsample gdp:mu=2 --rate 0.1 --epsilon 0:4:41 --plot subsampled.png
       also draw C_p(f), the mechanism without subsampling and the profile
+  gdpcli subsample laplace:b=1x10000 --rate 0.01 --delta 1e-5 --sampling fixed --method all -v
+      10000 steps with fixed-size batches: rigorous PLD bounds beside the subsampling CLT (Thm 11)
 """
 
 RateOption = Annotated[
     float,
     typer.Option("--rate", help="Sampling rate p in (0, 1]: the chance that a record is in the sample."),
+]
+SubsampleMethod = options.choices("SubsampleMethod", ("auto", "clt", "all"))
+MethodOption = Annotated[
+    SubsampleMethod,
+    typer.Option(
+        "--method",
+        help="auto (rigorous: the exact C_p for one step, PLD bounds for several) | clt (the subsampling "
+        "CLT, GDP paper Thm 11 for fixed-size batches and its Poisson counterpart: an approximation) | all.",
+    ),
 ]
 SamplingOption = Annotated[
     options.Sampling,
@@ -70,7 +80,9 @@ def command(
     rate: RateOption,
     sampling: SamplingOption = "poisson",  # type: ignore[assignment]
     queries: options.Queries,
+    method: MethodOption = "auto",  # type: ignore[assignment]
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
+    verbose: options.VerboseOption = False,
     budget: options.BudgetChecks,
     output: options.Output,
 ) -> None:
@@ -109,7 +121,7 @@ def command(
         return {**context, **describe(accountant)}
 
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # NaN is refused below
-        accountants, notes = subsampling_accountants(parsed, rate, sampling, accuracy)
+        accountants, notes = subsampling_accountants(parsed, rate, sampling, accuracy, method, verbose)
         rows, answers = answer(accountants, queries, context=columns)
     notes += notes_of(answers)
     _check_finite(rows)
@@ -125,6 +137,7 @@ def command(
         rate=rate,
         sampling=sampling,
         **queries.echo(),
+        method=method if method != "auto" else None,
         accuracy=accuracy if parsed.times > 1 else None,
         max_epsilon=budget.max_epsilon,
         max_delta=budget.max_delta,

@@ -13,6 +13,8 @@ catastrophically for large losses. From them:
   The band is rigorous; mu alone is an approximation.
 - Theorem 6: the limit is G_{2K/s} with K = sum kl, s^2 = sum kappa2 (an approximation at finite n).
 - Theorem 7: (eps_i, delta_i)-DP compose to about G_mu (x) f_{0, delta0}, mu = sqrt(sum eps_i^2).
+- Theorem 11: T steps of a mechanism subsampled at rate p ~ nu / sqrt(T) tend to G_mu, with mu from nu and
+  the chi-square functionals of the mechanism's f (fixed-size batches; Poisson sampling by the same CLT).
 - NoisySGD: Cor. 4 (fixed-size sampling) and the Poisson formula of Su (2024) are approximations;
   Lemma 4 + Cor. 5 give the rigorous Berry-Esseen band for fixed-size sampling.
 """
@@ -20,6 +22,7 @@ catastrophically for large losses. From them:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -150,7 +153,9 @@ def _quad(
     kwargs = {"points": [x for x in points if lo < x < hi]} if np.isfinite(hi) and points else {}
     from scipy import integrate
 
-    value, error = integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=_QUAD_RTOL, limit=400, **kwargs)
+    with warnings.catch_warnings():  # the callers judge the error estimate themselves
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        value, error = integrate.quad(integrand, lo, hi, epsabs=0.0, epsrel=_QUAD_RTOL, limit=400, **kwargs)
     return value, error
 
 
@@ -294,6 +299,16 @@ def _totals(functionals: Sequence[Functionals], times: Sequence[int] | None, *na
     ]
 
 
+def composed(functionals: Sequence[Functionals], times: Sequence[int] | None = None) -> Functionals:
+    """The functionals summed over the composition, sum_i times_i * functional(f_i) (the ||.||_1 of Theorem
+    5; Theorem 6's K and s^2 are the sums of kl and kappa2), with the largest relative error among them."""
+    return Functionals(
+        *_totals(functionals, times, "kl", "kappa2", "kappa3", "kappa3bar", "variance"),
+        rel_error=max((f.rel_error for f in functionals), default=0.0),
+        rigorous=all(f.rigorous for f in functionals),
+    )
+
+
 def berry_esseen(functionals: Sequence[Functionals], times: Sequence[int] | None = None) -> BerryEsseen:
     """Theorem 5 of the GDP paper for f_1 (x) ... (x) f_n (symmetric f_i, kappa3(f_i) < infinity).
 
@@ -323,8 +338,8 @@ def limit_mu(functionals: Sequence[Functionals], times: Sequence[int] | None = N
 
     An approximation at finite n (the limit statement gives no error bound; Theorem 5 does).
     """
-    kl, kappa2 = _totals(functionals, times, "kl", "kappa2")
-    return 2.0 * kl / math.sqrt(kappa2) if kappa2 > 0 else 0.0
+    total = composed(functionals, times)
+    return 2.0 * total.kl / math.sqrt(total.kappa2) if total.kappa2 > 0 else 0.0
 
 
 def dp_composition(epsilons: ArrayLike, deltas: ArrayLike) -> tuple[float, float]:
@@ -459,7 +474,23 @@ def band_epsilon(delta: ArrayLike, mu: ArrayLike, gamma: ArrayLike, delta0: Arra
 
 
 # ---------------------------------------------------------------------------------------------------
-# NoisySGD (GDP paper Sec. 5)
+# Subsampling: Theorem 11 (GDP paper Sec. 5.2)
+
+
+@dataclass(frozen=True)
+class ChiSquare:
+    """The chi-square functionals of a symmetric trade-off function f with f(0) = 1 (GDP paper Sec. 5.2):
+
+        chi2(f) = int_0^1 (|f'(x)| - 1)^2 dx,    chi2_plus(f) = int_0^1 (|f'(x)| - 1)_+^2 dx  (Theorem 11).
+
+    For f = T(P, Q), |f'| is the likelihood ratio L = q/p at the test's threshold, so chi2(f) = E_P (L - 1)^2
+    is the chi-square divergence of Q from P and chi2_plus(f) = E_P (L - 1)_+^2 its part where L > 1.
+    `rel_error` is QUADPACK's error estimate where they come from quadrature (not a bound), else 0.
+    """
+
+    chi2: ArrayLike
+    chi2_plus: ArrayLike
+    rel_error: float = 0.0
 
 
 def _chi2_plus_gaussian(mu: ArrayLike) -> ArrayLike:
@@ -470,6 +501,86 @@ def _chi2_plus_gaussian(mu: ArrayLike) -> ArrayLike:
     mu = np.asarray(mu, dtype=float)
     half_erf_difference = 0.5 * (special.erf(1.5 * mu / _SQRT2) - 3.0 * special.erf(0.5 * mu / _SQRT2))
     return np.expm1(mu * mu) * Phi(1.5 * mu) + half_erf_difference
+
+
+def gaussian_chi_square(mu: ArrayLike) -> ChiSquare:
+    """chi2(G_mu) = e^{mu^2} - 1 (the chi-square divergence of N(mu, 1) from N(0, 1)) and chi2_plus(G_mu) of
+    GDP paper Lemma 3, in closed form."""
+    mu = np.asarray(mu, dtype=float)
+    return ChiSquare(as_output(np.expm1(mu * mu)), as_output(_chi2_plus_gaussian(mu)))
+
+
+_PROFILE_LEVELS = np.array([1e-1, 1e-2, 1e-4, 1e-8, 1e-16, 1e-32, 1e-64, 1e-128, 1e-300])
+"""delta levels whose epsilons split the chi-square integrals (the profile's scale); the last ends them."""
+_PROFILE_END = 700.0  # e^eps overflows beyond ~709
+_CHI_SQUARE_MAX_REL_ERROR = 1e-3
+"""The quadrature error (estimate) accepted for the chi-square functionals: they feed a CLT limit only,
+whose own error at finite T is far larger (kinked profiles, e.g. the discrete Gaussian's, reach ~1e-5)."""
+
+
+def chi_square_from_profile(profile: Callable[[ArrayLike], ArrayLike], end: float | None = None) -> ChiSquare:
+    """chi2(f) and chi2_plus(f) of a symmetric f with f(0) = 1 from its privacy profile, by quadrature.
+
+    The profile is the hockey-stick divergence delta(eps) = E_P (L - e^eps)_+ (GDP paper Prop. 5/6), and
+    (L - 1)_+^2 = 2 int_1^inf (L - g)_+ dg, so with g = e^eps
+        chi2_plus(f) = 2 int_0^inf e^eps delta(eps) deps;
+    for g < 1, E_P (g - L)_+ = g H_{1/g}(P || Q) = g delta(-log g) (f symmetric), so
+        chi2(f) - chi2_plus(f) = E_P (1 - L)_+^2 = 2 int_0^inf e^{-2 eps} delta(eps) deps,
+    both sums of positive terms. The integrals stop at `end` (a pure eps-DP profile vanishes beyond its
+    eps), else where delta falls below 1e-300, split where it crosses 1e-1, 1e-2, 1e-4, ... .
+    ComputationError when delta stays above 1e-300 up to eps = 700 (f(0) < 1, or chi2 overflows) or the
+    quadrature does not reach _CHI_SQUARE_MAX_REL_ERROR.
+    """
+    from gdpcli.core.tradeoff import epsilon_from_profile
+
+    levels = _PROFILE_LEVELS[_PROFILE_LEVELS < float(profile(0.0))]  # those crossed at some eps > 0
+    marks = np.asarray(epsilon_from_profile(profile, levels, ceiling=_PROFILE_END), dtype=float)
+    stop = end if end is not None else (float(marks[-1]) if marks.size else 0.0)
+    if not math.isfinite(stop) or stop >= _PROFILE_END:
+        raise ComputationError(
+            "the chi-square functionals of Theorem 11 are infinite or overflow for this mechanism",
+            "they need f(0) = 1 and a privacy profile that falls faster than e^-eps; use --method pld",
+        )
+    splits = [float(x) for x in marks[:-1]]
+
+    def integral(weight: Callable[[float], float]) -> tuple[float, float]:
+        value, error = _quad(lambda e: 2.0 * weight(e) * float(profile(e)), 0.0, stop, splits)
+        return value, (error / value if value > 0 else 0.0)
+
+    plus, plus_error = integral(math.exp)
+    minus, minus_error = integral(lambda e: math.exp(-2.0 * e))
+    rel_error = max(plus_error, minus_error)
+    if rel_error > _CHI_SQUARE_MAX_REL_ERROR:
+        raise ComputationError(
+            f"quadrature of the chi-square functionals did not converge (relative error {rel_error:.1e})",
+            "use --method pld",
+        )
+    return ChiSquare(plus + minus, plus, rel_error)
+
+
+def subsampling_limit_mu(
+    sampling_rate: ArrayLike, steps: ArrayLike, chi_square: ChiSquare, *, fixed: bool
+) -> ArrayLike:
+    """The mu that T steps of an f-DP mechanism on samples at rate p tend to as T -> inf with p sqrt(T) -> nu.
+
+    fixed=True, fixed-size batches (C_p(f) per step, Thm 9): GDP paper Theorem 11,
+        C_p(f)^{(x)T} -> G_mu,  mu = p sqrt(T) sqrt(2 chi2_plus(f)).
+    fixed=False, Poisson sampling (f_p = p f + (1 - p) Id in the remove direction, its inverse in the add
+    direction): mu = p sqrt(T chi2(f)), Su (2024, DP-SGD section) for f = G_{1/sigma}, where chi2 =
+    e^{1/sigma^2} - 1. For a general f it follows as there: log|f_p'| = log(1 + p g) with g = |f'| - 1 and
+    int g = f(0) - 1 - f(1) = 0, so the summed privacy loss under P has mean -T p^2 chi2 / 2 + O(T p^3)
+    and variance T p^2 chi2 + O(T p^3), and the CLT behind Theorem 6 gives G_{nu sqrt(chi2)} (the inverse
+    of G_mu is G_mu, so both directions agree). Both are approximations with no rigorous direction.
+    Vectorized over p and T.
+    """
+    p, steps = _arrays(sampling_rate, steps)
+    if fixed:
+        return as_output(math.sqrt(2.0) * p * np.sqrt(steps * chi_square.chi2_plus))
+    return as_output(p * np.sqrt(steps * chi_square.chi2))
+
+
+# ---------------------------------------------------------------------------------------------------
+# NoisySGD (GDP paper Sec. 5)
 
 
 def sgd_mu_fixed(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: ArrayLike) -> ArrayLike:
@@ -483,7 +594,7 @@ def sgd_mu_fixed(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: A
     `noise_multiplier` is the noise in units of the step's sensitivity (the paper's sigma).
     """
     p, steps, sigma = _arrays(sampling_rate, steps, noise_multiplier)
-    return as_output(math.sqrt(2.0) * p * np.sqrt(steps * _chi2_plus_gaussian(1.0 / sigma)))
+    return subsampling_limit_mu(p, steps, gaussian_chi_square(1.0 / sigma), fixed=True)
 
 
 def sgd_mu_poisson(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier: ArrayLike) -> ArrayLike:
@@ -493,7 +604,7 @@ def sgd_mu_poisson(sampling_rate: ArrayLike, steps: ArrayLike, noise_multiplier:
     approximation with no rigorous direction.
     """
     p, steps, sigma = _arrays(sampling_rate, steps, noise_multiplier)
-    return as_output(p * np.sqrt(steps * np.expm1(1.0 / sigma**2)))
+    return subsampling_limit_mu(p, steps, gaussian_chi_square(1.0 / sigma), fixed=False)
 
 
 def sgd_berry_esseen(sampling_rate: float, steps: int, noise_multiplier: float) -> BerryEsseen:
@@ -510,12 +621,16 @@ def sgd_berry_esseen(sampling_rate: float, steps: int, noise_multiplier: float) 
 __all__ = [
     "BERRY_ESSEEN_CONSTANT",
     "BerryEsseen",
+    "ChiSquare",
     "Functionals",
     "band_delta",
     "band_epsilon",
     "band_tradeoff",
     "berry_esseen",
+    "chi_square_from_profile",
+    "composed",
     "dp_composition",
+    "gaussian_chi_square",
     "gaussian_functionals",
     "laplace_functionals",
     "limit_mu",
@@ -524,6 +639,7 @@ __all__ = [
     "sgd_mu_fixed",
     "sgd_mu_poisson",
     "subsampled_gaussian_functionals",
+    "subsampling_limit_mu",
     "uniform_delta",
     "uniform_epsilon",
 ]

@@ -34,6 +34,9 @@ MAX_SLOPE = float(np.sqrt(np.pi / 2.0))  # sup of d mu_GDP / d eps (Thm 4.5, sha
 _INITIAL_CELLS = 256
 _MAX_CELLS = 4_000_000
 _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rounding in the profile)
+_NEAR_ONE = -2.0 * gdp.DELTA_RELATIVE_ERROR
+"""log delta above this is rounded up to 0 (delta = 1, mu = inf) for upper bounds on mu: gdp.mu_bound
+raises the target by its relative error DELTA_RELATIVE_ERROR and finds no root beyond 1."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -41,10 +44,32 @@ _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rou
 
 
 def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
-    """mu_GDP(eps, e^log_delta) rounded to `side` ("lower" / "upper"): gdp.mu_bound, the one solver."""
+    """mu_GDP(eps, e^log_delta) rounded to `side` ("lower" / "upper"): gdp.mu_bound, the one solver. An
+    upper bound is inf where delta is within 2e-12 of 1 (mu above 14 there at any eps), where gdp.mu_bound's
+    margin reaches delta = 1 and it finds no bracket; see also _mu_bound_halving."""
     if side not in ("lower", "upper"):
         raise InputError(f"side must be 'lower' or 'upper', got {side!r}")
-    return np.asarray(gdp.mu_bound(epsilon, log_delta, side))
+    epsilon, log_delta = np.broadcast_arrays(
+        np.asarray(epsilon, dtype=float), np.asarray(log_delta, dtype=float)
+    )
+    if side == "upper":
+        log_delta = np.where(log_delta > _NEAR_ONE, 0.0, log_delta)
+    return _mu_bound_halving(epsilon.ravel(), log_delta.ravel(), side).reshape(epsilon.shape)
+
+
+def _mu_bound_halving(epsilon: np.ndarray, log_delta: np.ndarray, side: str) -> np.ndarray:
+    """gdp.mu_bound on flat arrays; where it raises, on each half again, down to single elements, which
+    take the safe end (inf for an upper bound, 0 for a lower one). Its Newton iteration fails now and then
+    where delta is within about 1e-4 of 1 (mu above 7), e.g. gdp.mu_bound(0.0, -4.221134250744305e-09,
+    "upper"): such a cell then certifies nothing instead of ending the whole measurement."""
+    try:
+        return np.asarray(gdp.mu_bound(epsilon, log_delta, side), dtype=float).reshape(epsilon.shape)
+    except ComputationError:
+        if epsilon.size <= 1:
+            return np.full(epsilon.shape, np.inf if side == "upper" else 0.0)
+        half = epsilon.size // 2
+        first = _mu_bound_halving(epsilon[:half], log_delta[:half], side)
+        return np.concatenate([first, _mu_bound_halving(epsilon[half:], log_delta[half:], side)])
 
 
 def gdpt(profile: PrivacyProfile, epsilon: ArrayLike) -> ArrayLike:
@@ -155,6 +180,41 @@ def icea_profile(messages: float, users: float) -> PrivacyProfile:
         return np.minimum(np.log(users) - 0.1 * messages - _log(np.asarray(eps, dtype=float)), 0.0)
 
     return PrivacyProfile(f"icea:m={messages},n={users}", log_delta, tail_limit=np.inf)
+
+
+def rectified(profile: PrivacyProfile, eps_head: float) -> PrivacyProfile:
+    """The profile of "clip and rectify" (GDPT Thm 4.7): clip A's numerical output to [y-, y+], then add
+    Laplace noise of scale b = (y+ - y-) / eps_head. It is at most min(profile, Laplace profile at
+    sens / b = eps_head): post-processing keeps A's profile, and whatever A does, the clipped outputs of
+    neighbours differ by at most y+ - y-, so (hockey-stick divergences being jointly convex, averaged
+    over any coupling of the clipped outputs) the result is no worse than the Laplace mechanism on a query
+    of sensitivity y+ - y- (laplace_profile). It vanishes from eps_head on: the Thm's proof (eps_head-DP),
+    sharpened by the Laplace profile below eps_head. Tail limit 0 (GDP); independent of y-, y+.
+    """
+    _require_positive(eps_head=eps_head)
+    laplace = laplace_profile(1.0, eps_head)
+
+    def log_delta(eps: np.ndarray) -> np.ndarray:
+        return np.minimum(profile.log_delta(eps), laplace.log_delta(eps))
+
+    return PrivacyProfile(f"rectified {profile.name}", log_delta, tail_limit=0.0)
+
+
+def sampled_profile(epsilon: np.ndarray, delta: np.ndarray) -> PrivacyProfile:
+    """An upper bound on every privacy profile through the samples (eps_i, delta_i), read as
+    identify_sampled reads them: delta_i on [eps_i, eps_{i+1}) (profiles are non-increasing), on [0, eps_0]
+    what (eps_0, delta_0) implies (GDPT Thm 3.1), and beyond the last sample 1, or 0 if its delta is 0."""
+    epsilon, delta = _samples(epsilon, delta)
+    beyond = 0.0 if delta[-1] == 0.0 else 1.0
+
+    def log_delta(eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=float)
+        index = np.searchsorted(epsilon, eps, side="right") - 1
+        step = np.where(eps > epsilon[-1], beyond, delta[np.clip(index, 0, delta.size - 1)])
+        head = np.asarray(partial_order.implied_delta(epsilon[0], delta[0], np.minimum(eps, epsilon[0])))
+        return _log(np.where(index < 0, head, step))
+
+    return PrivacyProfile("sampled profile", log_delta, tail_limit=0.0 if beyond == 0.0 else None)
 
 
 def refined(profile: PrivacyProfile) -> PrivacyProfile:
@@ -427,6 +487,18 @@ def identify(profile: PrivacyProfile, eps_head: float = 100.0, precision: float 
     return _certify(tail, mu_lower, cells)
 
 
+def _samples(epsilon: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Samples (eps_i, delta_i) as flat arrays, checked, each delta lowered to the ones before it."""
+    epsilon, delta = np.asarray(epsilon, dtype=float).reshape(-1), np.asarray(delta, dtype=float).reshape(-1)
+    if epsilon.size != delta.size or epsilon.size < 2:
+        raise InputError("a sampled profile needs at least two (epsilon, delta) rows of equal length")
+    if not (np.all(np.isfinite(epsilon)) and epsilon[0] >= 0.0 and np.all(np.diff(epsilon) > 0.0)):
+        raise InputError("profile epsilons must be finite, >= 0 and strictly increasing")
+    if not np.all((delta >= 0.0) & (delta <= 1.0)):
+        raise InputError("profile deltas must lie in [0, 1]")
+    return epsilon, np.minimum.accumulate(delta)
+
+
 def identify_sampled(epsilon: np.ndarray, delta: np.ndarray) -> GdptResult:
     """identify for a profile known only at samples (eps_i, delta_i), e.g. read from a CSV.
 
@@ -438,14 +510,7 @@ def identify_sampled(epsilon: np.ndarray, delta: np.ndarray) -> GdptResult:
     last sample; beyond it nothing is known, unless its delta is 0: then the profile is 0 there and the
     tail limit is 0.
     """
-    epsilon, delta = np.asarray(epsilon, dtype=float).reshape(-1), np.asarray(delta, dtype=float).reshape(-1)
-    if epsilon.size != delta.size or epsilon.size < 2:
-        raise InputError("a sampled profile needs at least two (epsilon, delta) rows of equal length")
-    if not (np.all(np.isfinite(epsilon)) and epsilon[0] >= 0.0 and np.all(np.diff(epsilon) > 0.0)):
-        raise InputError("profile epsilons must be finite, >= 0 and strictly increasing")
-    if not np.all((delta >= 0.0) & (delta <= 1.0)):
-        raise InputError("profile deltas must lie in [0, 1]")
-    delta = np.minimum.accumulate(delta)
+    epsilon, delta = _samples(epsilon, delta)
     log_samples = _log(delta)
     mu_lower = float(np.max(mu_bound(epsilon, log_samples, "lower")))
     if epsilon[0] > 0.0:

@@ -20,8 +20,9 @@ order gives a valid bound, so the search affects only tightness, never validity.
 Public API: curves `gaussian`, `laplace`, `randomized_response`, `subsampled_gaussian`, `compose`,
 `self_compose`; single points `epsilon`, `delta`; curves and finite point sets `epsilon_from_curve`,
 `delta_from_curve`, `epsilon_from_points`, `delta_from_points` (each returns a `Conversion`: the value
-and the order that achieved it). The paper's Sec. IV comparisons (T-fold Gaussian composition by each
-method) are reproduced in tests/core/test_rdp.py.
+and the order that achieved it); trade-off lower bounds `binary_tradeoff`, `tradeoff_from_points`,
+`tradeoff_from_curve` (what an RDP guarantee says about any test's type II error). The paper's Sec. IV
+comparisons (T-fold Gaussian composition by each method) are reproduced in tests/core/test_rdp.py.
 """
 
 from __future__ import annotations
@@ -681,3 +682,101 @@ def _best(orders: np.ndarray, values: ArrayLike) -> Conversion:
     values = np.atleast_1d(values)
     k = int(np.argmin(values))
     return Conversion(value=float(values[k]), order=float(np.atleast_1d(orders)[k]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Trade-off functions: the most an RDP curve says about beta(alpha)
+# ---------------------------------------------------------------------------------------------------------
+
+TRADEOFF_ORDERS = 1.0 + np.logspace(-5.0, 5.0, 321)
+"""The orders whose RDP `tradeoff_from_curve` combines: alpha - 1 from 1e-5 to 1e5, 32 per decade."""
+_TRADEOFF_ZOOMS = 2
+_TRADEOFF_ZOOM_POINTS = 17
+_BISECTIONS = 64
+_LOG_RTOL = 1e-13
+
+
+def _binary_log_divergences(order: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(a - 1) D_a of a test's outcomes in both directions, and a bound on their rounding error.
+
+    A test with type I error alpha and type II error beta maps P, Q to the binary P' = (alpha, 1 - alpha)
+    and Q' = (1 - beta, beta): (a - 1) D_a(P'||Q') = log(alpha^a (1-beta)^{1-a} + (1-alpha)^a beta^{1-a})
+    and (a - 1) D_a(Q'||P') = log((1-beta)^a alpha^{1-a} + beta^a (1-alpha)^{1-a}), in log space. The
+    error bound is _LOG_RTOL times the magnitudes of the products summed (which may cancel).
+    """
+    logs = (np.log(alpha), np.log1p(-alpha), np.log(beta), np.log1p(-beta))
+    log_a, log_1ma, log_b, log_1mb = (order * v for v in logs)
+    log_a_rest, log_1ma_rest, log_b_rest, log_1mb_rest = ((1.0 - order) * v for v in logs)
+    forward = np.logaddexp(log_a + log_1mb_rest, log_1ma + log_b_rest)
+    backward = np.logaddexp(log_1mb + log_a_rest, log_b + log_1ma_rest)
+    finite = (np.where(np.isfinite(v), np.abs(v), 0.0) for v in (log_a, log_1ma, log_b, log_1mb))
+    error = _LOG_RTOL * (2.0 * sum(finite, np.float64(0.0)) + 1.0)
+    return forward, backward, error
+
+
+def binary_tradeoff(order: ArrayLike, rdp_epsilon: ArrayLike, alpha: ArrayLike) -> np.ndarray:
+    """A rigorous lower bound on beta at type I error alpha for any mechanism that is (order, rdp_epsilon)-RDP
+    (both D_a(P||Q) and D_a(Q||P) at most rdp_epsilon, as RDP over a symmetric neighbouring relation states).
+
+    Data processing (Renyi divergences only shrink under a test's binary outcome: van Erven and Harremoes
+    2014, "Renyi divergence and Kullback-Leibler divergence"; the hypothesis-testing reading of RDP is Balle
+    et al. 2020, "Hypothesis testing interpretations and Renyi DP"): the binary pair P' = (alpha, 1 - alpha),
+    Q' = (1 - beta, beta) of any test obeys both divergences <= rdp_epsilon. For beta in [0, 1 - alpha]
+    each divergence is convex in beta with its minimum 0 at beta = 1 - alpha, so the feasible betas form an
+    interval [beta*, 1 - alpha]; beta* is bracketed by bisection and the lower end of the bracket returned,
+    a point being judged infeasible only when a divergence exceeds rdp_epsilon by more than its rounding
+    allowance. Broadcast over order, rdp_epsilon and alpha; a NaN rdp_epsilon states nothing (bound 0). The
+    bound is tight: the binary pair at beta* is itself a mechanism with these divergences.
+    """
+    order, rdp_epsilon, alpha = np.broadcast_arrays(
+        _orders(order), np.asarray(rdp_epsilon, dtype=float), np.asarray(alpha, dtype=float)
+    )
+    rdp_epsilon = np.where(np.isnan(rdp_epsilon), np.inf, np.maximum(rdp_epsilon, 0.0))  # NaN: nothing known
+    limit = (order - 1.0) * rdp_epsilon
+    lo, hi = np.zeros(order.shape), 1.0 - alpha
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(_BISECTIONS):
+            middle = 0.5 * (lo + hi)
+            forward, backward, error = _binary_log_divergences(order, alpha, middle)
+            allowed = limit * (1.0 + _LOG_RTOL) + error
+            infeasible = (middle < hi) & ~((forward <= allowed) & (backward <= allowed))
+            lo, hi = np.where(infeasible, middle, lo), np.where(infeasible, hi, middle)
+    return lo
+
+
+def tradeoff_from_points(orders: ArrayLike, rdp_epsilons: ArrayLike, alpha: ArrayLike) -> np.ndarray:
+    """The best `binary_tradeoff` over finitely many RDP points (order_i, eps_R,i), at each alpha.
+
+    A test's binary pair must obey every point at once, so the largest bound holds (and is tight)."""
+    orders, values = np.atleast_1d(_orders(orders)), np.atleast_1d(np.asarray(rdp_epsilons, dtype=float))
+    alpha = np.asarray(alpha, dtype=float)
+    bounds = binary_tradeoff(orders, values, alpha.reshape(-1)[:, None])
+    return np.max(bounds, axis=1).reshape(alpha.shape)
+
+
+def tradeoff_from_curve(curve: RdpCurve, alpha: ArrayLike) -> np.ndarray:
+    """A rigorous lower bound on the trade-off function beta(alpha) of any mechanism with this RDP curve:
+    `binary_tradeoff` maximised over the orders, at each alpha (a zCDP curve: Bun and Steinke 2016).
+
+    The orders are TRADEOFF_ORDERS, then twice a zoom of 17 orders around each alpha's best so far (the
+    spacing shrinking 16-fold each time). Every order gives a valid bound, so the search affects only
+    tightness: measured within 1e-8 of the supremum over all orders (an mpmath golden-section search, tests/
+    cli/test_zcdp_tradeoff.py), which is the tightest bound the curve implies (see binary_tradeoff). By
+    the same token it equals the f_{eps,delta} envelope of the optimal conversion's profile (paper Thm 3).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    flat = alpha.reshape(-1)[:, None]
+    x = np.log(TRADEOFF_ORDERS - 1.0)[None, :]
+    spacing = float(x[0, 1] - x[0, 0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        bounds = binary_tradeoff(1.0 + np.exp(x), np.asarray(curve(1.0 + np.exp(x)), dtype=float), flat)
+        best, centre = np.max(bounds, axis=1), x[0, np.argmax(bounds, axis=1)]
+        for _ in range(_TRADEOFF_ZOOMS):
+            x = centre[:, None] + np.linspace(-spacing, spacing, _TRADEOFF_ZOOM_POINTS)[None, :]
+            spacing = float(x[0, 1] - x[0, 0])
+            orders = 1.0 + np.exp(x)
+            bounds = binary_tradeoff(orders, np.asarray(curve(orders), dtype=float), flat)
+            better = np.max(bounds, axis=1) > best
+            best = np.where(better, np.max(bounds, axis=1), best)
+            centre = np.where(better, x[np.arange(x.shape[0]), np.argmax(bounds, axis=1)], centre)
+    return best.reshape(alpha.shape)

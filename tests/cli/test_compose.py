@@ -383,3 +383,17 @@ def test_small_epsilon_is_refined_to_an_absolute_width(gdpcli) -> None:
             )
     assert bounds["lower_bound"] <= low <= high <= bounds["upper_bound"]
     assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * (bounds["lower_bound"] + 0.1)
+
+
+def test_method_all_skips_a_method_that_cannot_answer_the_question(gdpcli) -> None:
+    """--method all with --alpha: the textbook theorems state (eps, delta) pairs only, so they are skipped
+    with a note (they used to fail the whole command, exit 1); asked alone, they still fail."""
+    outcome = gdpcli("compose", "dp:eps=1x3", "--alpha", "0.1", "--method", "all", "-f", "json")
+    assert outcome.code == 0, outcome.stderr
+    document = outcome.json()
+    methods = {row["method"] for row in document["rows"]}
+    assert {"binomial", "pld", "clt"} <= methods and not {"basic", "advanced"} & methods
+    notes = " ".join(document["notes"])
+    assert "skipped basic for beta" in notes and "skipped advanced for beta" in notes
+    alone = gdpcli("compose", "dp:eps=1x3", "--alpha", "0.1", "--method", "basic")
+    assert alone.code == 1 and alone.stderr.count("\n") == 1

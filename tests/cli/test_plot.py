@@ -100,18 +100,20 @@ def test_without_matplotlib_exit_2(
     assert not (tmp_path / "x.png").exists()
 
 
-def test_nothing_to_draw_exit_1(gdpcli, tmp_path: Path) -> None:
-    outcome = gdpcli("convert", "rdp:alpha=8,eps=1", "--delta", "1e-5", "--plot", str(tmp_path / "x.png"))
-    assert outcome.code == 1
-    assert "no trade-off curve to draw" in outcome.stderr and "--epsilon" in outcome.stderr
+def test_nothing_to_draw_is_an_error(tmp_path: Path) -> None:
+    from gdpcli.cli.plot import tradeoff_plot
+    from gdpcli.errors import ComputationError
+
+    with pytest.raises(ComputationError, match="no trade-off curve to draw"):
+        tradeoff_plot(tmp_path / "x.png", "nothing", [], None)
 
 
-def test_rdp_profile_only(gdpcli, tmp_path: Path) -> None:
+def test_rdp_draws_its_tradeoff_lower_bound_and_profile(gdpcli, tmp_path: Path) -> None:
     target = tmp_path / "rdp.svg"
     outcome = gdpcli("convert", "rdp:alpha=8,eps=1", "--epsilon", "1", "--plot", str(target), "-f", "csv")
     assert outcome.code == 0, outcome.stderr
     text = target.read_text()
-    assert "<!-- privacy profile -->" in text and "<!-- trade-off function -->" not in text
+    assert "<!-- privacy profile -->" in text and "<!-- trade-off function -->" in text
 
 
 def test_budget_exit_3_still_draws(gdpcli, tmp_path: Path) -> None:

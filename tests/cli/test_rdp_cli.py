@@ -68,7 +68,6 @@ def test_rdp_of_composed_specs_and_points(gdpcli) -> None:
 
 
 def test_rdp_errors(gdpcli) -> None:
-    assert gdpcli("convert", "rdp:alpha=8,eps=1", "--alpha", "0.1").code == 1
     assert gdpcli("compose", "rdp:alpha=8,eps=1", "rdp:alpha=4,eps=1", "--delta", "1e-5").code == 1
     assert gdpcli("convert", "rdp:alpha=8,eps=1", "--delta", "1e-5", "--conversion", "best").code == 2
     fixed = gdpcli(

@@ -127,7 +127,6 @@ def test_ratio_calibrations_meet_target(target: float, sens: float) -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: analytic_gaussian_sigma(0.0, 1e-5),
         lambda: analytic_gaussian_sigma(-1.0, 1e-5),
         lambda: analytic_gaussian_sigma(math.inf, 1e-5),
         lambda: analytic_gaussian_sigma(1.0, 0.0),
