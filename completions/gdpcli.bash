@@ -49,7 +49,7 @@ _gdpcli_value_options() {  # the options that take a value
 
 _gdpcli_option_values() {  # the values of an option (@files: file names)
     case "$*" in
-        'gdpcli convert --to') echo 'mu rho rdp equal-error' ;;
+        'gdpcli convert --to') echo 'mu rho rdp equal-error kl tv hellinger chi2' ;;
         'gdpcli convert --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' ;;
         'gdpcli convert --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;

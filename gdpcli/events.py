@@ -22,7 +22,7 @@ from gdpcli.errors import ComputationError, InputError
 if TYPE_CHECKING:
     from gdpcli.core.arrays import ArrayLike
     from gdpcli.core.canonical import NoiseDistribution
-    from gdpcli.core.clt import Functionals
+    from gdpcli.core.clt import Divergences, Functionals
     from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.gdpt import PrivacyProfile
     from gdpcli.core.pld import DominatingPair
@@ -220,6 +220,20 @@ class Mechanism:
         """order -> Renyi divergence of one step (vectorized), for RDP accounting."""
         raise ComputationError(f"{self.describe()}: no RDP curve", "use --method pld")
 
+    def divergences(self) -> Divergences:
+        """KL, chi2 and squared Hellinger of the dominating pair (clt.Divergences): closed forms where the
+        kind has them, else by quadrature of the trade-off function (zcdp.divergences_from_tradeoff)."""
+        from gdpcli.core import clt, zcdp
+
+        if not self.has_tradeoff:
+            raise InputError(f"{self.describe()}: no trade-off function, so no divergences", "use --to rdp")
+        found = zcdp.divergences_from_tradeoff(self.tradeoff)
+        if found is None:
+            raise InputError(
+                f"{self.describe()}: f(0) < 1, so KL and chi2 are infinite", "use --to tv or --delta"
+            )
+        return clt.Divergences(*found, exact=False)
+
     def edgeworth_pair(self) -> tuple[LossPair, bool]:
         """The cumulants of one step's privacy loss under both hypotheses for the Edgeworth accountant
         (gdpcli.core.edgeworth), and whether the add direction is the same pair (symmetric)."""
@@ -282,6 +296,11 @@ class _GaussianLike(Mechanism):
         from gdpcli.core import clt
 
         return clt.gaussian_functionals(self.gdp_mu)
+
+    def divergences(self) -> Divergences:
+        from gdpcli.core import clt
+
+        return clt.gaussian_divergences(self.gdp_mu)
 
     def rdp_curve(self) -> RdpCurve:
         from gdpcli.core import gdp
@@ -378,6 +397,11 @@ class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="l
     def group(self, group_size: int) -> Laplace:
         return Laplace(self.epsilon * group_size)  # sensitivity group_size sens, eps0 = group_size sens / b
 
+    def divergences(self) -> Divergences:
+        from gdpcli.core import clt
+
+        return clt.laplace_divergences(self.epsilon)
+
     def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
         from gdpcli.core.tradeoff import laplace_tradeoff
 
@@ -462,6 +486,11 @@ class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,
         from gdpcli.core import clt
 
         return clt.pure_dp_functionals(self.epsilon)
+
+    def divergences(self) -> Divergences:
+        from gdpcli.core import clt
+
+        return clt.eps_delta_divergences(self.epsilon, self.delta)
 
     def rdp_curve(self) -> RdpCurve:
         from gdpcli.core import rdp
@@ -602,6 +631,9 @@ class RandomizedResponse(
     def clt_functionals(self) -> Functionals:
         return self._pure().clt_functionals()
 
+    def divergences(self) -> Divergences:
+        return self._pure().divergences()
+
     def rdp_curve(self) -> RdpCurve:
         return self._pure().rdp_curve()
 
@@ -690,18 +722,33 @@ class Sampled:
             "use --method pld (rigorous), or gdpcli subsample SPEC --rate P --method clt (Theorem 11)",
         )
 
+    def divergences(self) -> Divergences:
+        """None here: a Poisson-subsampled pair is asymmetric (D(P || Q) != D(Q || P)), not implemented."""
+        raise InputError(
+            f"{self.describe()}: KL, chi2 and Hellinger of a subsampled mechanism are not implemented",
+            "use --to tv (the profile at 0, both directions), or --to rdp",
+        )
+
     def rdp_curve(self) -> RdpCurve:
-        """The Poisson-subsampled Gaussian (Mironov et al. 2019); the others have none here."""
+        """Poisson sampling: the subsampled Gaussian exactly (Mironov et al. 2019); any other mechanism with
+        an RDP curve by Zhu and Wang 2019 Thm 6 (an upper bound), capped for a pure eps-DP mechanism by the
+        amplified eps' (`pure_epsilon`: D_alpha <= eps' at every order). Fixed-size batches: none here."""
+        import numpy as np
+
         from gdpcli.core import rdp
 
-        mu = self.mechanism.gdp_mu
+        mu, p = self.mechanism.gdp_mu, self.sampling_rate
         if self.scheme is Sampling.POISSON and mu is not None:
-            p = self.sampling_rate
             return lambda order: rdp.subsampled_gaussian(order, p, 1.0 / mu)
-        raise ComputationError(
-            f"{self.describe()}: RDP is implemented for the Poisson-subsampled Gaussian only",
-            "use --method pld (rigorous) for other subsampled mechanisms",
-        )
+        if self.scheme is not Sampling.POISSON:
+            raise ComputationError(
+                f"{self.describe()}: RDP of fixed-size batches is implemented for no mechanism",
+                "use --method pld (rigorous), or sampling=poisson",
+            )
+        base, cap = self.mechanism.rdp_curve(), self.pure_epsilon
+        if cap is None:
+            return lambda order: rdp.poisson_subsampled(order, p, base)
+        return lambda order: np.minimum(rdp.poisson_subsampled(order, p, base), cap)
 
     def edgeworth_pair(self) -> tuple[LossPair, bool]:
         """Subsampled Gaussian/GDP steps: the Poisson pair (asymmetric) or C_p(G_mu) (symmetric)."""

@@ -107,7 +107,9 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
     if option == "--conversion":
         return dpsgd.CONVERSIONS if path.endswith("sgd") else (*vocabulary.CONVERSIONS, "all")
     if option == "--to":
-        return ("mu", "rho", "rdp", "equal-error") if path == "gdpcli convert" else ("mu",)
+        if path == "gdpcli convert":
+            return ("mu", "rho", "rdp", "equal-error", "kl", "tv", "hellinger", "chi2")
+        return ("mu",)
     if option == "--scale":
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
     if option == "--batching":

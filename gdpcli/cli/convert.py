@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from gdpcli.events import Repeated, Step
     from gdpcli.guarantees import Guarantee
 
-ConvertTo = options.choices("ConvertTo", ("mu", "rho", "rdp", "equal-error"))
+DIVERGENCES = ("kl", "tv", "hellinger", "chi2")
+"""--to choices: divergences of the mechanism's dominating pair (each printed in a column of its name)."""
+ConvertTo = options.choices("ConvertTo", ("mu", "rho", "rdp", "equal-error", *DIVERGENCES))
 ConvertMethod = options.choices("ConvertMethod", (*vocabulary.METHODS, *vocabulary.CONVERSIONS))
 
 EPILOG = """\b
@@ -35,6 +37,7 @@ Examples:
   gdpcli convert laplace:eps=1 --to rdp --order 2:64:32   the RDP curve D_alpha at these orders
   gdpcli convert zcdp:rho=0.1,xi=0.01 --delta 1e-5 --method all   zCDP -> (eps, delta), every conversion
   gdpcli convert zcdp:rho=0.5 --alpha 0:1:11      zCDP -> a rigorous lower bound on beta(alpha)
+  gdpcli convert laplace:eps=1x10 --to kl       KL divergence of the pair, exact: 10 (eps + e^-eps - 1)
   gdpcli convert gdp:mu=1 --to equal-error         alpha* = f(alpha*) = Phi(-1/2), the best attack's EER
   gdpcli convert dp:eps=1,delta=1e-6 --implies 0.5,0.2   does (1, 1e-6)-DP imply (0.5, 0.2)-DP? exit 0/3
 """
@@ -57,7 +60,9 @@ def command(
             help="Convert to another representation: mu (tightest GDP mu) | rho (zCDP: exact for the "
             "Gaussian, else the smallest rho with D_alpha <= alpha rho over --order) | rdp (the RDP curve "
             "D_alpha at --order) | equal-error (alpha* = f(alpha*), the equal error rate of the best test; "
-            "a bound on f gives a bound on alpha* in the same direction).",
+            "a bound on f gives a bound on alpha* in the same direction) | kl | tv | hellinger | chi2 "
+            "(divergences of the dominating pair P, Q: KL(P||Q), total variation = delta(0), squared "
+            "Hellinger 1 - int sqrt(pq), chi2(P||Q) = e^D_2 - 1).",
         ),
     ] = None,
     group: Annotated[
@@ -113,7 +118,7 @@ def command(
     context = {"group": group} if group else {}
     rows: list[dict] = []
     notes: list[str] = []
-    if queries.asked or output.plot or to == "equal-error" or claim:
+    if queries.asked or output.plot or to in ("equal-error", "tv") or claim:
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
@@ -134,11 +139,20 @@ def command(
         found, caveats = _equal_error_rows(accountants, columns)
         rows += found
         notes += caveats
+    if to == "tv":
+        tv_rows, tv_answers = _tv_rows(accountants, columns)
+        rows += tv_rows
+        notes += notes_of(tv_answers)
+    elif to in DIVERGENCES:
+        if group:
+            raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
+        rows += _divergence_rows(parsed, str(to))
+        notes += _divergence_notes(rows)
     if to in ("rho", "rdp"):
         if group:
             raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
         rows += _curve_rows(parsed, str(to), _orders(order, str(to), parsed), method)
-        notes += _curve_notes(rows)
+        notes += _curve_notes(rows, parsed)
     if to == "mu":
         if group:
             source = accounting.group_accountant(parsed, group)
@@ -157,7 +171,7 @@ def command(
         references = [] if group else plotting.gdp_reference([parsed])
         label = title + (f" --group {group}" if group else "")
         plotting.plot_accountants(output.plot, label, accountants, references, queries.epsilons)
-    answered_columns = (*FIGURES, "rho", "rdp_epsilon", "equal_error", "implied")
+    answered_columns = (*FIGURES, "rho", "rdp_epsilon", "equal_error", "implied", *DIVERGENCES)
     emit(Result("convert", inputs, rows, title, notes, answers=answered_columns), output.fmt)
     if claim:
         accounting.check_implication(claim_answers, *claim, spec + (f" --group {group}" if group else ""))
@@ -202,6 +216,45 @@ def _equal_error_rows(
         for acc, f in found
     ]
     return rows, list(dict.fromkeys(f.note for _, f in found if f.note))
+
+
+def _tv_rows(
+    accountants: Sequence[Accountant], columns: Callable[[Accountant], dict]
+) -> tuple[list[dict], list[Answer]]:
+    """--to tv: TV(P, Q) = sup_alpha (1 - alpha - f(alpha)) = delta(0), the profile at 0 as --epsilon 0 gives
+    it (same figures and labels; both directions for a subsampled pair), and its answers."""
+    from gdpcli.cli.queries import answer
+
+    rows, answers = answer(accountants, options.Queries(None, [0.0], None), context=columns)
+    kept = [{k: v for k, v in row.items() if k not in ("epsilon", "delta")} for row in rows]
+    return [{"tv": row["delta"]} | rest for row, rest in zip(rows, kept, strict=True)], answers
+
+
+def _divergence_rows(parsed: Repeated, to: str) -> list[dict]:
+    """--to kl | hellinger | chi2 of the composed pair (clt.Divergences.composed): closed forms (exact) for
+    gdp, gaussian, laplace, dp and rr, else the quadrature of the trade-off function (approximation)."""
+    from gdpcli.accounting.figures import APPROXIMATION, EXACT
+
+    divergences = parsed.step.divergences().composed(parsed.times)
+    label, name = (EXACT, "closed-form") if divergences.exact else (APPROXIMATION, "tradeoff-quadrature")
+    return [{to: getattr(divergences, to), "guarantee": label, "method": name}]
+
+
+def _divergence_notes(rows: list[dict]) -> list[str]:
+    """What --to kl | hellinger | chi2 rows mean: the direction, Hellinger's convention, the quadrature."""
+    notes = [
+        "P, Q: the mechanism's dominating pair, symmetric (D(P||Q) = D(Q||P)); composition: product pairs"
+    ]
+    if any("hellinger" in row for row in rows):
+        notes.append(
+            "hellinger: squared Hellinger distance 1 - int sqrt(p q) (with the factor 1/2: in [0, 1])"
+        )
+    if any(row.get("method") == "tradeoff-quadrature" for row in rows):
+        notes.append(
+            "tradeoff-quadrature: the functionals of |f'| on the binned pair (as --to rdp): an "
+            "approximation, low where the mass lies in 1 - f < 1e-9"
+        )
+    return notes
 
 
 def _orders(text: str | None, to: str, parsed: Repeated) -> list[float]:
@@ -292,10 +345,15 @@ def _rho_rows(parsed: Repeated, orders: list[float]) -> list[dict]:
     return rows
 
 
-def _curve_notes(rows: list[dict]) -> list[str]:
+def _curve_notes(rows: list[dict], parsed: Repeated) -> list[str]:
     """What the labels of --to rdp / rho rows mean where they are not exact."""
     methods = {row.get("method") for row in rows}
     notes = []
+    if parsed.sampling_rate is not None and parsed.step.gdp_mu is None:
+        notes.append(
+            "rdp-curve of a Poisson-subsampled mechanism: an upper bound for both directions (add/remove), "
+            "the least of Zhu and Wang 2019 Thm 6 at ceil(alpha), joint convexity and the amplified pure eps"
+        )
     if "tradeoff-quadrature" in methods:
         notes.append(
             "tradeoff-quadrature: D_alpha = 1/(alpha-1) log int_0^1 |f'(x)|^(1-alpha) dx (Su 2024, Sec. 2.3, "

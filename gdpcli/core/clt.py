@@ -142,6 +142,60 @@ def pure_dp_functionals(epsilon: ArrayLike) -> Functionals:
     )
 
 
+@dataclass(frozen=True)
+class Divergences:
+    """KL(P || Q), chi2(P || Q) and the squared Hellinger distance of a symmetric dominating pair (P, Q) of
+    trade-off function f = T(P, Q), as functionals of f (|f'| = q/p at the test's threshold, X ~ P):
+
+        kl = -int_0^1 log|f'(x)| dx (GDP paper Sec. 3.2),   chi2 = int_0^1 |f'(x)|^{-1} dx - 1 = e^{D_2} - 1,
+        hellinger = 1 - int_0^1 |f'(x)|^{1/2} dx = 1/2 int (sqrt p - sqrt q)^2 (the convention with 1/2).
+
+    `exact` says whether they are closed forms (else a quadrature, an approximation)."""
+
+    kl: float
+    chi2: float
+    hellinger: float
+    exact: bool = True
+
+    def composed(self, times: int) -> Divergences:
+        """Of the `times`-fold product pair: kl adds, 1 + chi2 and 1 - hellinger multiply."""
+        return Divergences(
+            times * self.kl,
+            float(np.expm1(times * np.log1p(self.chi2))),
+            float(-np.expm1(times * np.log1p(-self.hellinger))),
+            self.exact,
+        )
+
+
+def gaussian_divergences(mu: float) -> Divergences:
+    """(N(0, 1), N(mu, 1)): kl = mu^2 / 2, chi2 = e^{mu^2} - 1, hellinger = 1 - e^{-mu^2 / 8}."""
+    return Divergences(0.5 * mu * mu, math.expm1(mu * mu), -math.expm1(-mu * mu / 8.0))
+
+
+def eps_delta_divergences(epsilon: float, delta: float) -> Divergences:
+    """The pair of f_{eps,delta} (GDP paper eq. 4): P = (delta, (1-delta) e^eps/(1+e^eps),
+    (1-delta)/(1+e^eps), 0), Q its mirror image. kl = eps tanh(eps/2) and chi2 = 4 sinh^2(eps/2) when
+    delta = 0 (the atom of P where Q has none makes both infinite otherwise);
+    hellinger = 1 - (1 - delta) / cosh(eps/2)."""
+    if delta > 0.0:
+        return Divergences(math.inf, math.inf, 1.0 - (1.0 - delta) / math.cosh(0.5 * epsilon))
+    return Divergences(
+        epsilon * math.tanh(0.5 * epsilon),
+        4.0 * math.sinh(0.5 * epsilon) ** 2,
+        1.0 - 1.0 / math.cosh(0.5 * epsilon),
+    )
+
+
+def laplace_divergences(epsilon: float) -> Divergences:
+    """(Lap(0, 1), Lap(eps, 1)): kl = eps + e^{-eps} - 1, chi2 = e^{D_2} - 1 = 2/3 e^eps + 1/3 e^{-2 eps} - 1
+    (Mironov 2017 Table II at order 2), hellinger = 1 - (1 + eps/2) e^{-eps/2} (int sqrt(pq) piecewise)."""
+    return Divergences(
+        epsilon + math.expm1(-epsilon),
+        (2.0 * math.expm1(epsilon) + math.expm1(-2.0 * epsilon)) / 3.0,
+        1.0 - (1.0 + 0.5 * epsilon) * math.exp(-0.5 * epsilon),
+    )
+
+
 # ---------------------------------------------------------------------------------------------------
 # Functionals: quadrature
 

@@ -204,6 +204,65 @@ def subsampled_gaussian(order: ArrayLike, sampling_rate: float, noise_multiplier
     return as_output((_log_a(flat, sampling_rate, noise_multiplier) / (flat - 1.0)).reshape(order.shape))
 
 
+POISSON_BOUND_MAX_ORDER = 256
+"""The largest integer order at which `poisson_subsampled` sums Zhu and Wang's bound (cost ~ order)."""
+_POISSON_BOUND_RTOL = 1e-12
+"""Rounding allowance of `poisson_subsampled` (a few ulps per term of its log-sum-exp), added outward: at
+order 2 the bound is attained (the subsampled Gaussian), so unrounded it can fall an ulp below the truth."""
+
+
+def _log_poisson_bound(order: int, sampling_rate: float, log_base: np.ndarray) -> float:
+    """(alpha - 1) x the bound of `poisson_subsampled` at one integer alpha >= 2, in logs;
+    log_base[j - 2] = (j - 1) eps(j)."""
+    j = np.arange(2, order + 1, dtype=float)
+    log_binom = special.gammaln(order + 1.0) - special.gammaln(j + 1.0) - special.gammaln(order - j + 1.0)
+    weight = log_binom + j * math.log(sampling_rate) + special.xlogy(order - j, 1.0 - sampling_rate)
+    factor = np.where(j >= 3.0, math.log(3.0), 0.0)  # the 3 of every term with j >= 3
+    first = special.xlogy(order - 1.0, 1.0 - sampling_rate) + math.log1p((order - 1.0) * sampling_rate)
+    return float(special.logsumexp(np.concatenate(([first], weight + factor + log_base[: order - 1]))))
+
+
+def _convexity_bound(order: np.ndarray, sampling_rate: float, base: RdpCurve) -> np.ndarray:
+    """1/(alpha-1) log(1 - gamma + gamma e^{(alpha-1) eps(alpha)}) at every alpha > 1, for both directions.
+
+    int p^alpha q^{1-alpha} is the f-divergence of f(t) = t^alpha (convex for alpha > 1), hence jointly convex
+    in (P, Q); the Poisson-subsampled pairs are (1-gamma) (Q0, Q0) + gamma (Q1, Q0) and its mirror image
+    (1-gamma) (Q0, Q0) + gamma (Q0, Q1), each bounded so by the base curve's two directions."""
+    log_mixture = np.logaddexp(
+        math.log1p(-sampling_rate), math.log(sampling_rate) + (order - 1.0) * base(order)
+    )
+    return log_mixture / (order - 1.0)
+
+
+def poisson_subsampled(order: ArrayLike, sampling_rate: float, base: RdpCurve) -> ArrayLike:
+    """An upper bound on the RDP of any mechanism with RDP curve eps(.) (both directions, add/remove
+    neighbours) run on a Poisson sample at rate gamma: the smaller of Zhu and Wang 2019, "Poisson Subsampled
+    Renyi Differential Privacy", ICML, Thm 6 (general upper bound), at integer alpha >= 2:
+
+        (alpha-1) eps'(alpha) <= log{ (1-gamma)^{alpha-1} (alpha gamma - gamma + 1)
+            + binom(alpha, 2) gamma^2 (1-gamma)^{alpha-2} e^{eps(2)}
+            + 3 sum_{j=3}^{alpha} binom(alpha, j) gamma^j (1-gamma)^{alpha-j} e^{(j-1) eps(j)} },
+
+    and the joint-convexity bound (`_convexity_bound`, every alpha > 1). A Renyi divergence is
+    non-decreasing in its order, so a fractional alpha takes Thm 6 at ceil(alpha) (alpha in (1, 2): at 2);
+    orders above POISSON_BOUND_MAX_ORDER take the convexity bound only.
+    """
+    order = _orders(order)
+    if not 0.0 < sampling_rate < 1.0:
+        raise InputError(f"sampling rate {sampling_rate!r} is not in (0, 1)", "e.g. p=0.01")
+    ceiling = np.maximum(np.ceil(order), 2.0)
+    inside = ceiling <= POISSON_BOUND_MAX_ORDER
+    needed = int(np.max(ceiling[inside], initial=2.0))
+    j = np.arange(2, needed + 1, dtype=float)
+    log_base = (j - 1.0) * np.asarray(base(j), dtype=float)
+    bounds = {int(m): _log_poisson_bound(int(m), sampling_rate, log_base) for m in np.unique(ceiling[inside])}
+    theorem6 = [
+        bounds[int(m)] / (m - 1.0) if m <= POISSON_BOUND_MAX_ORDER else math.inf for m in ceiling.ravel()
+    ]
+    best = np.minimum(np.reshape(theorem6, order.shape), _convexity_bound(order, sampling_rate, base))
+    return as_output(np.maximum(best, 0.0) * (1.0 + _POISSON_BOUND_RTOL))
+
+
 def compose(curves: Sequence[RdpCurve]) -> RdpCurve:
     """RDP of an adaptive composition: the sum of the curves (Mironov 2017, Prop. 1)."""
     return lambda order: sum((np.asarray(curve(order), dtype=float) for curve in curves), np.float64(0.0))

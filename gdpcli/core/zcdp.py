@@ -123,3 +123,22 @@ def rdp_from_tradeoff(tradeoff: Tradeoff, orders: ArrayLike) -> np.ndarray:
     upper = g * log_drop + (1.0 - g) * log_width  # Q^gamma P^{1-gamma}: |f'|^gamma dx
     log_integral = np.logaddexp.reduce(np.concatenate((lower, upper), axis=1), axis=1)
     return np.maximum(log_integral, 0.0) / (gammas - 1.0)
+
+
+def divergences_from_tradeoff(tradeoff: Tradeoff) -> tuple[float, float, float] | None:
+    """(kl, chi2, hellinger) of a SYMMETRIC trade-off function f (see clt.Divergences) with the bins of
+    `rdp_from_tradeoff`: P-masses w and Q-masses d on [0, x*], and their mirror images (d, w) on [x*, 1]:
+
+        kl = sum (w - d) log(w / d),   chi2 = sum (w^2 / d + d^2 / w) - 1,   hellinger = 1 - 2 sum sqrt(w d).
+
+    The distributions binned (data processing: lower bounds up to rounding); an approximation. None when
+    f(0) < 1 (an atom: kl and chi2 are infinite)."""
+    bins = _bins(tradeoff)
+    if bins is None:
+        return None
+    widths, drops = bins
+    log_ratio = np.log(widths) - np.log(drops)
+    kl = float(np.sum((widths - drops) * log_ratio))
+    chi2 = float(np.sum(widths * np.exp(log_ratio) + drops * np.exp(-log_ratio))) - 1.0
+    hellinger = 1.0 - 2.0 * float(np.sum(np.sqrt(widths * drops)))
+    return kl, max(chi2, 0.0), max(hellinger, 0.0)

@@ -73,4 +73,4 @@ def test_rdp_errors(gdpcli) -> None:
     fixed = gdpcli(
         "compose", "gaussian:sigma=1,p=0.01,sampling=fixedx10", "--delta", "1e-5", "--method", "rdp"
     )
-    assert fixed.code == 1 and "Poisson-subsampled Gaussian only" in fixed.stderr
+    assert fixed.code == 1 and "fixed-size batches" in fixed.stderr
