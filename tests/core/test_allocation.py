@@ -61,7 +61,9 @@ def _monte_carlo(shift: float, batches: int, epsilons: np.ndarray, samples: int 
     return limits
 
 
-@pytest.mark.parametrize("shift", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize(
+    "shift", [pytest.param(0.5, marks=pytest.mark.slow), 1.0, pytest.param(2.0, marks=pytest.mark.slow)]
+)
 def test_profiles_bracket_mpmath_for_two_batches(shift: float) -> None:
     upper, _ = allocation.upper_pair(shift, 2, ACCURACY)
     lower, _ = allocation.lower_pair(shift, 2, ACCURACY)
@@ -96,7 +98,7 @@ def test_profiles_bracket_monte_carlo(shift: float, batches: int, epsilons: tupl
 
 
 @pytest.mark.parametrize("shift", [0.5, 1.0, 2.5, 5.0])
-@pytest.mark.parametrize("batches", [2, 30, 1000])
+@pytest.mark.parametrize("batches", [2, 30, pytest.param(1000, marks=pytest.mark.slow)])
 def test_upper_profile_above_lower_profile(shift: float, batches: int) -> None:
     upper, _ = allocation.upper_pair(shift, batches, ACCURACY)
     lower, _ = allocation.lower_pair(shift, batches, ACCURACY)

@@ -98,7 +98,9 @@ def test_poisson_cumulants_match_mpmath(p: float, mu: float) -> None:
     assert _close(pair.under_q, under_q)
 
 
-@pytest.mark.parametrize(("p", "mu"), [(0.01, 1.0), (256 / 60000, 2 / 1.1)])
+@pytest.mark.parametrize(
+    ("p", "mu"), [(0.01, 1.0), pytest.param(256 / 60000, 2 / 1.1, marks=pytest.mark.slow)]
+)
 def test_fixed_size_cumulants_match_mpmath_and_lemma4(p: float, mu: float) -> None:
     """C_p(G_mu): the three pieces of eq. 13 in mpmath; kl and the variance also from clt (scipy quad)."""
     z = _mixture_loss(p, mu)

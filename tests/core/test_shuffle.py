@@ -428,7 +428,9 @@ def _monte_carlo(
 
 
 @pytest.mark.parametrize("low", [0.0, 1.0 / 0.8])
-@pytest.mark.parametrize(("epochs", "epsilons"), [(1, [0.5, 2.0, 5.0]), (3, [1.0, 3.0, 6.0])])
+@pytest.mark.parametrize(
+    ("epochs", "epsilons"), [(1, [0.5, 2.0, 5.0]), pytest.param(3, [1.0, 3.0, 6.0], marks=pytest.mark.slow)]
+)
 def test_pld_of_the_pair_brackets_monte_carlo(epochs, epsilons, low):
     epsilons = np.array(epsilons)
     pair = shuffle.max_test_pair(SHIFT, BATCHES, low)

@@ -68,6 +68,7 @@ def test_clone_profile_matches_mpmath(n: int, eps0: float, randomizer: str) -> N
         assert float(abs(reverse - exact)) <= 1e-30
 
 
+@pytest.mark.slow
 def test_clone_profile_windowed_sum_matches_a_full_float_sum() -> None:
     """n = 3000: the window over C and the Hoeffding-bounded k tails against a plain float64 sum of
     (P_c(k) - x Q_c(k))_+ over every c and k (scipy's binomial pmf; delta is not small: no cancellation)."""
