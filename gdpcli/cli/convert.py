@@ -160,7 +160,7 @@ def command(
                 raise ComputationError("group privacy of a non-GDP mechanism has no exact mu")
             rows += mu_rows(source.mu(), context)
         else:
-            rows += mu_rows(accounting.mu_figures([parsed], method), context)
+            rows += mu_rows(accounting.mu_figures([parsed], method, verbose), context)
     inputs = options.echo_inputs(
         spec=spec, **queries.echo(), to=to, order=order, group=group, method=method, implies=claim
     )

@@ -7,6 +7,8 @@ reference file; the convergence test compares with the rigorous PLD bounds of th
 
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import pytest
 
@@ -364,3 +366,15 @@ def test_bad_method_exits_2(gdpcli, method: str) -> None:
 def test_verbose_takes_no_value(gdpcli) -> None:
     outcome = gdpcli("compose", "dp:eps=0.1x100", "--delta", "1e-5", "--verbose=yes")
     one_line_error(outcome, 2, "--verbose")
+
+
+def test_convert_to_mu_verbose_carries_the_functionals(gdpcli) -> None:
+    """`convert --to mu --method clt -v` prints the same functionals as compose: for 100 x (0.1)-DP,
+    kl = 100 eps tanh(eps / 2) (the KL divergence of f_{eps,0}'s two-point pair) and Thm 7's
+    mu = sqrt(100 eps^2) = 1."""
+    outcome = gdpcli("convert", "dp:eps=0.1x100", "--to", "mu", "--method", "clt", "-v", "-f", "json")
+    assert outcome.code == 0, outcome.stderr
+    [row] = outcome.json()["rows"]
+    assert row["guarantee"] == "approximation"
+    assert row["kl"] == pytest.approx(100 * 0.1 * math.tanh(0.05), rel=1e-12)
+    assert row["mu_theorem7"] == pytest.approx(1.0, rel=1e-12)
