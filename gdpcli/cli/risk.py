@@ -49,7 +49,9 @@ PriorOption = Annotated[
 MethodOption = Annotated[
     options.Method,
     typer.Option(
-        "--method", help="auto (exact where a closed form exists, else pld) | exact | pld | clt | all."
+        "--method",
+        help="auto (exact where a closed form exists, else pld) | exact | pld | rdp (RDP's trade-off lower "
+        "bound: rigorous, looser) | clt | all.",
     ),
 ]
 
@@ -77,8 +79,6 @@ def command(
     fprs, priors = options.parse_values(fpr, "--fpr"), options.parse_values(prior, "--prior")
     risk.check_probabilities(fprs, "--fpr")
     risk.check_probabilities(priors, "--prior")
-    if method == "rdp":
-        raise InputError("--method rdp gives no trade-off function", "use auto, exact, pld, clt or all")
     events, title = events_of(specs or [], run_options, noise_multiplier)
     if group is not None:
         from gdpcli.accounting.group import group_specs

@@ -99,7 +99,6 @@ def test_dp_sgd_run_options(gdpcli) -> None:
         (("gdp:mu=1", "--prior", "1"), "--prior"),
         (("gdp:mu=1", "--noise-multiplier", "1", "--steps", "10"), "not both"),
         ((), "nothing to assess"),
-        (("gdp:mu=1", "--method", "rdp"), "--method rdp"),
     ],
 )
 def test_bad_input_exits_2(gdpcli, args: tuple[str, ...], words: str) -> None:
@@ -160,3 +159,21 @@ def test_group_risk_is_the_groups_mechanism(gdpcli) -> None:
     grouped = rows_of(gdpcli("risk", "gaussian:sigma=2x10", "--group", "3", "--fpr", "0.01", "-f", "json"))
     direct = rows_of(gdpcli("risk", "gaussian:sigma=2,sens=3x10", "--fpr", "0.01", "-f", "json"))
     assert [r["value"] for r in grouped] == [r["value"] for r in direct]
+
+
+def test_rdp_risk_bounds_hold_over_the_exact_curve(gdpcli) -> None:
+    """--method rdp (and zcdp: specs) answer through RDP's trade-off lower bound, so their TPRs and
+    advantage are upper bounds: at or above G_1's exact Phi(Phi^-1(fpr) + 1) and 2 Phi(1/2) - 1 (scipy),
+    zcdp:rho=0.5 being G_1's own RDP curve."""
+    from scipy.stats import norm
+
+    for args in (("gdp:mu=1", "--method", "rdp"), ("zcdp:rho=0.5",)):
+        outcome = gdpcli("risk", *args, "--fpr", "0.001,0.01,0.1", "-f", "json")
+        assert outcome.code == 0, outcome.stderr
+        rows = outcome.json()["rows"]
+        assert {row["guarantee"] for row in rows} == {"upper_bound"}
+        for row in rows:
+            if row["measure"] == "tpr":
+                assert norm.cdf(norm.ppf(row["fpr"]) + 1.0) <= row["value"] <= 1.0
+            if row["measure"] == "advantage":
+                assert 2 * norm.cdf(0.5) - 1 <= row["value"] <= 1.0
