@@ -563,9 +563,9 @@ class Detailed:
         return self._detailed(self.inner.mu())
 
 
-def detailed(accountant: Accountant) -> Accountant:
-    """The accountant with its details shown (Detailed) when it has any, else itself."""
-    return Detailed(accountant) if hasattr(accountant, "details") else accountant
+def detailed(accountants: Sequence[Accountant], verbose: bool) -> list[Accountant]:
+    """The accountants, each with its details shown (Detailed) when verbose (-v) and it has any."""
+    return [Detailed(a) if verbose and hasattr(a, "details") else a for a in accountants]
 
 
 class RenyiAccountant:

@@ -12,7 +12,6 @@ from gdpcli.accounting.accountants import (
     Binomial,
     BoundedSingle,
     CentralLimit,
-    Detailed,
     EdgeworthAccountant,
     ExactGDP,
     ExactSingle,
@@ -131,7 +130,7 @@ def select(
     with an rdp: spec can only be accounted in RDP. verbose (-v): each shows its details (Detailed).
     """
     accountants, skipped = _select(specs, method, accuracy, conversions)
-    return ([detailed(a) for a in accountants] if verbose else accountants), skipped
+    return detailed(accountants, verbose), skipped
 
 
 def _select(
@@ -217,9 +216,8 @@ def mu_figures(specs: Sequence[Repeated], method: str, verbose: bool = False) ->
     A mu is only stated when it means something: exactly, or labelled as the CLT approximation.
     """
 
-    def central_limit(specs: Sequence[Repeated]) -> CentralLimit | Detailed:
-        accountant = CentralLimit(specs)
-        return Detailed(accountant) if verbose else accountant
+    def central_limit(specs: Sequence[Repeated]) -> Accountant:
+        return detailed([CentralLimit(specs)], verbose)[0]
 
     if method in ("auto", "exact"):
         return mu_accountant(specs).mu()

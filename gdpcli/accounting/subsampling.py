@@ -256,7 +256,7 @@ def subsampling_accountants(
             if method == "clt":
                 raise
             notes.append(f"skipped clt: {error}")
-    return ([detailed(a) for a in accountants] if verbose else accountants), notes
+    return detailed(accountants, verbose), notes
 
 
 def _rigorous(
