@@ -281,18 +281,21 @@ def _mu_solve(
     shape = epsilon.shape
     epsilon, log_target, target_delta = epsilon.ravel(), log_target.ravel(), target_delta.ravel()
     finite = np.isfinite(epsilon)
-    settled = ~finite | (log_target >= 0.0) | (log_target == -np.inf)
+    margin = np.log1p(DELTA_RELATIVE_ERROR) * (1.0 if side == "lower" else -1.0)
+    # an upper bound whose target, raised by the margin, reaches delta = 1 is inf: no mu gets there
+    infinite = ~finite | (log_target >= 0.0) | (log_target - margin >= 0.0)
+    settled = infinite | (log_target == -np.inf)
     eps = np.where(settled, 1.0, epsilon)
     target = np.where(settled, np.log(0.5), log_target)
     floor = _mu_floor(eps, target)
-    shifted = target - np.log1p(DELTA_RELATIVE_ERROR) * (1.0 if side == "lower" else -1.0)  # the margin
+    shifted = target - margin
     result = _mu_root(eps, shifted, *_mu_bracket(eps, shifted, floor))
     holds = elementwise(_mu_inequality(side), eps, target, target_delta, settled)
     unsafe = "up" if side == "lower" else "down"
     with np.errstate(over="ignore", invalid="ignore"):
         result = to_safe_side(result, holds, "down" if side == "lower" else "up", what="gdp.mu")
         result = _tightened(result, holds, unsafe, settled, what="gdp.mu")
-    ends = np.where(~finite | (log_target >= 0.0), np.inf, 0.0)
+    ends = np.where(infinite, np.inf, 0.0)
     return np.where(settled, ends, result).reshape(shape)
 
 

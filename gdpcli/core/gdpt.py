@@ -34,9 +34,6 @@ MAX_SLOPE = float(np.sqrt(np.pi / 2.0))  # sup of d mu_GDP / d eps (Thm 4.5, sha
 _INITIAL_CELLS = 256
 _MAX_CELLS = 4_000_000
 _MONOTONE_SLACK = 1e-9  # allowed increase of log delta between evaluations (rounding in the profile)
-_NEAR_ONE = -2.0 * gdp.DELTA_RELATIVE_ERROR
-"""log delta above this is rounded up to 0 (delta = 1, mu = inf) for upper bounds on mu: gdp.mu_bound
-raises the target by its relative error DELTA_RELATIVE_ERROR and finds no root beyond 1."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -44,32 +41,10 @@ raises the target by its relative error DELTA_RELATIVE_ERROR and finds no root b
 
 
 def mu_bound(epsilon: ArrayLike, log_delta: ArrayLike, side: str) -> np.ndarray:
-    """mu_GDP(eps, e^log_delta) rounded to `side` ("lower" / "upper"): gdp.mu_bound, the one solver. An
-    upper bound is inf where delta is within 2e-12 of 1 (mu above 14 there at any eps), where gdp.mu_bound's
-    margin reaches delta = 1 and it finds no bracket; see also _mu_bound_halving."""
+    """mu_GDP(eps, e^log_delta) rounded to `side` ("lower" / "upper"): gdp.mu_bound, the one solver."""
     if side not in ("lower", "upper"):
         raise InputError(f"side must be 'lower' or 'upper', got {side!r}")
-    epsilon, log_delta = np.broadcast_arrays(
-        np.asarray(epsilon, dtype=float), np.asarray(log_delta, dtype=float)
-    )
-    if side == "upper":
-        log_delta = np.where(log_delta > _NEAR_ONE, 0.0, log_delta)
-    return _mu_bound_halving(epsilon.ravel(), log_delta.ravel(), side).reshape(epsilon.shape)
-
-
-def _mu_bound_halving(epsilon: np.ndarray, log_delta: np.ndarray, side: str) -> np.ndarray:
-    """gdp.mu_bound on flat arrays; where it raises, on each half again, down to single elements, which
-    take the safe end (inf for an upper bound, 0 for a lower one). Its Newton iteration fails now and then
-    where delta is within about 1e-4 of 1 (mu above 7), e.g. gdp.mu_bound(0.0, -4.221134250744305e-09,
-    "upper"): such a cell then certifies nothing instead of ending the whole measurement."""
-    try:
-        return np.asarray(gdp.mu_bound(epsilon, log_delta, side), dtype=float).reshape(epsilon.shape)
-    except ComputationError:
-        if epsilon.size <= 1:
-            return np.full(epsilon.shape, np.inf if side == "upper" else 0.0)
-        half = epsilon.size // 2
-        first = _mu_bound_halving(epsilon[:half], log_delta[:half], side)
-        return np.concatenate([first, _mu_bound_halving(epsilon[half:], log_delta[half:], side)])
+    return np.asarray(gdp.mu_bound(epsilon, log_delta, side))
 
 
 def gdpt(profile: PrivacyProfile, epsilon: ArrayLike) -> ArrayLike:

@@ -74,6 +74,7 @@ def newton_on_active(
     first = _midpoint(lo, hi) if start is None else np.clip(np.ravel(np.broadcast_to(start, shape)), lo, hi)
     x = np.where(sign_lo == 0, lo, first)  # a bracket end that is a root is the answer
     index = np.flatnonzero(sign_lo != 0)
+    last_move = hi - lo  # the last move of each point: a Newton step may be at most half of it
     for _ in range(maxiter):
         if index.size == 0:
             break
@@ -85,11 +86,14 @@ def newton_on_active(
         ha = np.where(at_root | ~same_as_lo, xa, ha)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = xa - fx / slope
-        inside = np.isfinite(step) & (step > la) & (step < ha)
+        # inside the bracket and at most half the move before (Numerical Recipes' rtsafe): where rounding
+        # noise in f makes Newton wander without converging, bisection takes over
+        inside = np.isfinite(step) & (step > la) & (step < ha) & (np.abs(step - xa) <= 0.5 * last_move[index])
         # a step below rtol is convergence even where it lands on a bracket end (it often lands on xa)
         tiny_step = np.isfinite(step) & (np.abs(step - xa) <= rtol * np.abs(xa))
         narrow = ha - la <= rtol * np.maximum(np.abs(la), np.abs(ha))
         x[index] = np.where(at_root, xa, np.where(inside, step, np.where(tiny_step, xa, _midpoint(la, ha))))
+        last_move[index] = np.abs(x[index] - xa)
         lo[index], hi[index] = la, ha
         index = index[~(at_root | tiny_step | narrow)]
     if index.size:
