@@ -234,3 +234,13 @@ def test_perfect_privacy_curve_is_refused(gdpcli, tmp_path: Path) -> None:
     path.write_text("alpha,beta\n0,1\n0.5,0.5\n1,0\n")
     outcome = gdpcli("calibrate", "canonical", f"tradeoff:file={path},tol=0")
     assert outcome.code == 2 and "perfect privacy" in outcome.stderr and outcome.stderr.count("\n") == 1
+
+
+def test_deep_recursive_tails_are_labelled_approximation(gdpcli) -> None:
+    """A recursive quantile in a tail below 1e-9 carries the steps' rounding (1e-16 absolute in probability)
+    into more than its last digits: labelled approximation there, exact elsewhere; closed forms exact."""
+    args = ("calibrate", "canonical", "dp:eps=1", "--quantiles", "0.99,0.9999999999999", "-f", "json")
+    recursive = {row["probability"]: row["guarantee"] for row in gdpcli(*args, "--recursive").json()["rows"]}
+    assert recursive == {0.99: "exact", 0.9999999999999: "approximation"}
+    closed = {row["probability"]: row["guarantee"] for row in gdpcli(*args).json()["rows"]}
+    assert set(closed.values()) == {"exact"}
