@@ -37,7 +37,7 @@ import numpy as np
 from gdpcli import progress
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
-from gdpcli.defaults import DEFAULT_ACCURACY, EPSILON_SCALE
+from gdpcli.defaults import DEFAULT_ACCURACY, EPSILON_SCALE, STEP_SCALE
 from gdpcli.errors import ComputationError, InputError
 
 if TYPE_CHECKING:
@@ -906,16 +906,23 @@ def compose_all(
     """Upper and lower composed PLDs of every direction on the grid k * interval, accurate at `target`.
 
     The (up to four) compositions are independent and spend their time in FFTs and numpy loops that
-    release the GIL, so they run on threads, one per core (1.9x faster wall time on 2 cores).
+    release the GIL, so they run on threads, one per core (1.9x faster wall time on 2 cores). With more
+    jobs than cores the pessimistic ones run first and the optimistic ones only when all of those
+    succeeded: the optimistic discretization costs several times more, and a first grid that the size
+    cap refuses (GridTooLarge) would otherwise have started it (q 1e-5, sigma 0.5, T 1e4: 1.3 s wasted).
     """
     times = [int(count) for _, count in components]
     if not components or min(times) < 1:
         raise ComputationError("nothing to compose", hint="give at least one mechanism, each at least once")
     directions = _directions(components)
     run = partial(_compose_direction, times=times, interval=interval, max_points=max_points, target=target)
-    jobs = [(direction, pessimistic) for pessimistic in (True, False) for direction in directions]
-    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
-        plds = list(pool.map(lambda job: run(job[0], pessimistic=job[1]), jobs))
+    workers = min(2 * len(directions), os.cpu_count() or 1)
+    waves = [(True, False)] if 2 * len(directions) <= workers else [(True,), (False,)]
+    plds: list[DiscretePLD] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for wave in waves:
+            jobs = [(direction, pessimistic) for pessimistic in wave for direction in directions]
+            plds += pool.map(lambda job: run(job[0], pessimistic=job[1]), jobs)
     return Composed(upper=plds[: len(directions)], lower=plds[len(directions) :])
 
 
@@ -970,11 +977,13 @@ def _refine(
     interval: float,
     target: TailTarget | None = None,
     deadline: float | None = None,
+    widest: float = math.inf,
 ) -> Bounds:
-    """Shrink the grid interval until upper <= (1 + accuracy) lower + absolute (or + the measurement's
-    slack) at every unsettled query, within max_points, and return the bounds at every query (arrays):
-    at each query the tightest of all grids' bounds (each grid's are rigorous, so their intersection is;
-    grids of different alignment are tight at different queries, e.g. at an atom of the loss).
+    """Shrink the grid interval until upper <= lower + min(accuracy lower + absolute, widest) (or + the
+    measurement's slack) at every unsettled query, within max_points, and return the bounds at every
+    query (arrays): at each query the tightest of all grids' bounds (each grid's are rigorous, so their
+    intersection is; grids of different alignment are tight at different queries, e.g. at an atom of the
+    loss).
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
     margin (and at least halves); before composing on it its size and time are predicted from the last
@@ -1009,7 +1018,7 @@ def _refine(
         measured = measure(composed)
         seconds = time.monotonic() - composing
         known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval)))
-        gap, allowed = _worst_gap(known, measured, accuracy, absolute)
+        gap, allowed = _worst_gap(known, measured, accuracy, absolute, widest)
         progress.report(
             f"PLD accountant: {composed.points():,}-point grid, bounds {gap:.2g} apart (asked {allowed:.2g})"
         )
@@ -1060,16 +1069,17 @@ def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
 
 
 def _worst_gap(
-    bounds: Bounds, measured: Measurement, accuracy: float, absolute: float
+    bounds: Bounds, measured: Measurement, accuracy: float, absolute: float, widest: float
 ) -> tuple[float, float]:
-    """(gap, allowed gap) at the unsettled query furthest beyond its allowance ((0, 0) if all are settled)."""
+    """(gap, allowed gap) at the unsettled query furthest beyond its allowance min(accuracy lower +
+    absolute, widest), or its slack where that is larger ((0, 0) if all are settled)."""
     upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
     slack = np.broadcast_to(measured.slack, upper.shape)
     open_ = ~np.broadcast_to(measured.settled, upper.shape)
     if not np.any(open_):
         return 0.0, 0.0
     with np.errstate(invalid="ignore"):
-        allowed = np.maximum(accuracy * lower + absolute, slack)
+        allowed = np.maximum(np.minimum(accuracy * lower + absolute, widest), slack)
         excess = np.where(open_, upper - lower - allowed, -np.inf)
     worst = int(np.argmax(excess))
     return float(upper[worst] - lower[worst]), float(allowed[worst])
@@ -1115,9 +1125,10 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     the composition (Composed.round_off_at, non-increasing in eps) on its safe side: from x0, the eps
     at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) stays below the truth (_LOWER_PASSES of
     them give the lower bound), and the upper bound is the eps at delta - g(lower). Refined until
-    upper - lower <= accuracy (lower + EPSILON_SCALE) at every delta: relative accuracy for large
-    epsilons, absolute accuracy x EPSILON_SCALE for small ones (no one quotes an epsilon of 0.06 to
-    1e-4). Deltas far below the plain FFT's round-off are answered by
+    upper - lower <= accuracy min(lower + EPSILON_SCALE, STEP_SCALE n) at every delta, n the number of
+    mechanisms composed: relative accuracy for large epsilons, absolute accuracy x EPSILON_SCALE for
+    small ones (no one quotes an epsilon of 0.06 to 1e-4), and for few steps no wider than a per-step
+    grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
     a tilted composition (TailTarget). Bounds are rounded outward by 1e-12 relative.
     """
     accuracy, max_points = _precision(precision)
@@ -1148,7 +1159,9 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
         return Measurement(upper, lower, settled=np.isinf(lower))  # both inf: exact, nothing to refine
 
     interval = initial_interval(components, accuracy)
-    bounds = _refine(components, measure, accuracy, EPSILON_SCALE * accuracy, max_points, interval, target)
+    steps = sum(int(count) for _, count in components)
+    absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
+    bounds = _refine(components, measure, accuracy, absolute, max_points, interval, target, widest=widest)
     return _shaped(bounds, delta.shape)
 
 
