@@ -11,7 +11,7 @@ import numpy as np
 
 from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER, Accountant, Figures
 from gdpcli.core import gdp
-from gdpcli.defaults import EPSILON_SCALE
+from gdpcli.defaults import EPSILON_SCALE, STEP_SCALE
 from gdpcli.errors import ComputationError
 from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Guarantee
@@ -230,7 +230,7 @@ class NumericalPLD:
             from gdpcli.core.pld import time_budget
 
             width = _width(upper, lower, relative) or "no finite width"
-            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE)
+            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
             note = (
                 f"pld: the {name} bounds stopped at the time/size budget with {width} "
                 f"(--accuracy {self.accuracy:g} asks {rule} and allows {time_budget(self.accuracy):g} s "
@@ -240,7 +240,7 @@ class NumericalPLD:
 
 
 _RULES = {
-    "epsilon": "upper - lower <= {accuracy:g} x (lower + {scale:g})",
+    "epsilon": "upper - lower <= {accuracy:g} x min(lower + {scale:g}, {step_scale:g} x steps)",
     "delta": "upper <= (1 + {accuracy:g}) lower + 1e-15",
     "beta": "upper - lower <= {accuracy:g}",
 }

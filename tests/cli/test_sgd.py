@@ -6,6 +6,7 @@ import csv
 import io
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 
@@ -452,3 +453,52 @@ def test_small_rate_small_noise_has_a_real_lower_bound(gdpcli) -> None:
     # a real lower bound: within 1% of prv-accountant's (at the default time budget the width reached is
     # about 0.01, where dp-accounting's pessimistic-optimistic gap at 1e-4 is 0.0087)
     assert bounds["lower_bound"] >= 0.99 * prv_lower
+
+
+def _one_step_epsilon(rate: str, sigma: str, delta: str) -> tuple[mp.mpf, mp.mpf]:
+    """A bracket of epsilon at delta of one Poisson-subsampled Gaussian step (add/remove, sensitivity 1),
+    in mpmath: P = (1 - q) N(0, s^2) + q N(1, s^2) against Q = N(0, s^2). The privacy loss is increasing in
+    x, so delta_PQ(eps) = P(x > a) - e^eps Q(x > a) with (1 - q) + q e^((2a - 1) / 2s^2) = e^eps, and
+    delta_QP(eps) = Q(x < b) - e^eps P(x < b) with 1 = e^eps ((1 - q) + q e^((2b - 1) / 2s^2)); the
+    epsilon is where the larger of the two reaches delta (bisection)."""
+    with mp.workdps(40):
+        q, s, target = mp.mpf(rate), mp.mpf(sigma), mp.mpf(delta)
+
+        def cdf(x: mp.mpf, mean: mp.mpf) -> mp.mpf:
+            return mp.ncdf((x - mean) / s)
+
+        def worst(eps: mp.mpf) -> mp.mpf:
+            a = s**2 * mp.log((mp.exp(eps) - 1 + q) / q) + mp.mpf(1) / 2
+            above = (1 - q) * (1 - cdf(a, 0)) + q * (1 - cdf(a, 1)) - mp.exp(eps) * (1 - cdf(a, 0))
+            ratio = (mp.exp(-eps) - (1 - q)) / q
+            if ratio <= 0:
+                return above
+            b = s**2 * mp.log(ratio) + mp.mpf(1) / 2
+            below = cdf(b, 0) - mp.exp(eps) * ((1 - q) * cdf(b, 0) + q * cdf(b, 1))
+            return max(above, below)
+
+        low, high = mp.mpf(0), mp.mpf(60)
+        for _ in range(100):
+            middle = (low + high) / 2
+            low, high = (middle, high) if worst(middle) > target else (low, middle)
+        return low, high
+
+
+@pytest.mark.parametrize(("rate", "sigma"), [("0.5", "0.5"), ("0.1", "1.1"), ("0.001", "0.3")])
+def test_few_steps_are_refined_to_a_width_per_step(gdpcli, rate: str, sigma: str) -> None:
+    """--accuracy's cap for few steps: upper - lower <= accuracy x 0.005 x steps (2.5e-5 for one step at
+    the default), half of what dp-accounting's 1e-4 grid leaves (5e-5 a step), though the relative rule
+    alone would allow 0.045 at epsilon 9. The bounds bracket the mpmath epsilon of the step."""
+    run = ("sgd", "--sampling-rate", rate, "--noise-multiplier", sigma, "--steps", "1", "--delta", "1e-5")
+    bounds = {row["guarantee"]: row["epsilon"] for row in rows_of(gdpcli(*run, "-f", "json"))}
+    low, high = _one_step_epsilon(rate, sigma, "1e-5")
+    assert bounds["lower_bound"] <= low <= high <= bounds["upper_bound"]
+    assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * 0.005 * 1
+
+
+def test_a_hundred_steps_are_no_wider_than_their_cap(gdpcli) -> None:
+    """q 0.5, sigma 0.5, 100 steps: epsilon about 137, where the relative rule alone allows 0.69 (it gave
+    0.07 before the cap); the cap is 0.005 x 0.005 x 100 = 0.0025."""
+    run = ("sgd", "--sampling-rate", "0.5", "--noise-multiplier", "0.5", "--steps", "100", "--delta", "1e-5")
+    bounds = {row["guarantee"]: row["epsilon"] for row in rows_of(gdpcli(*run, "-f", "json"))}
+    assert 130 < bounds["lower_bound"] and bounds["upper_bound"] - bounds["lower_bound"] <= 0.0025

@@ -184,13 +184,14 @@ def test_poisson_accounting_understates_shuffled_batches(gdpcli) -> None:
     would report (Poisson, add/remove, sensitivity C: the plain `gdpcli sgd` figure, to the digit) lies
     far below the lower bound of Chua et al.'s +C against 0 pair, which holds under zero-out neighbours,
     the relation of that Poisson figure (the pair's PLD is checked against Monte Carlo and mpmath in
-    tests/core/test_shuffle.py; the authors' own code gives 3.813 for it)."""
+    tests/core/test_shuffle.py; the authors' own code gives 3.813 for it, an estimate on their grid: at
+    --accuracy 1e-4 gdpcli's rigorous bounds on the pair are [3.815122, 3.815125], so 3e-3 around it)."""
     run = ("sgd", "--dataset-size", "60000", "--batch-size", "60", "--noise-multiplier", "1", "--epochs", "5")
     outcome = gdpcli(*run, "--delta", "1e-5", "--sampling", "shuffle", "-f", "json")
     rows = by_method(rows_of(outcome))
     plain = rows_of(gdpcli(*run, "--delta", "1e-5", "-f", "json"))[0]
     poisson = rows["as-if-poisson"]
     assert poisson["epsilon"] == plain["epsilon"] and 0.33 < poisson["epsilon"] < 0.34
-    assert poisson["zero_out_lower_bound"] == pytest.approx(3.813, abs=2e-3)
+    assert poisson["zero_out_lower_bound"] == pytest.approx(3.813, abs=3e-3)
     assert rows["shuffle-max-test"]["epsilon"] >= poisson["zero_out_lower_bound"]
     assert any("understates the privacy loss" in note for note in outcome.json()["notes"])
