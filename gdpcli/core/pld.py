@@ -49,7 +49,7 @@ MAX_POINTS = 2**25
 """Default cap on the number of grid points of one array (a float64 array of 2**25 points is 256 MiB)."""
 
 _MAX_LOSS = 700.0  # e^{+-700} still fits in a float64
-_EPSILON_LIMIT = 600.0  # larger epsilons are refused: the composed losses would reach _MAX_LOSS
+_BLOCK_LOSS = 64.0  # the span of loss over which DiscretePLD._suffix_sums shares one scale
 ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
 _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
@@ -144,26 +144,35 @@ class DiscretePLD:
         return (self.lowest_index + np.arange(self.masses.size)) * self.interval
 
     def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
-        """S0[j] = sum_{k >= j} m_k and S1[j] = sum_{k >= j} m_k e^{-eps_k}, with S0[n] = S1[n] = 0."""
-        s0 = np.append(np.cumsum(self.masses[::-1])[::-1], 0.0)
-        with np.errstate(divide="ignore"):  # m_k e^{-eps_k} is a Q-mass (<= 1): formed in log space
-            q_masses = np.exp(np.log(self.masses) - self.losses)
-        s1 = np.append(np.cumsum(q_masses[::-1])[::-1], 0.0)
-        return s0, s1
+        """S0[j] = sum_{k >= j} m_k and R[j] = sum_{k >= j} m_k e^{eps_j - eps_k}, with S0[n] = R[n] = 0.
 
-    @staticmethod
-    def _scaled(log_factor: ArrayLike, s1: np.ndarray) -> np.ndarray:
-        """e^x s1 without inf * 0 (x up to the largest loss, s1 down to 0): exp(x + log s1)."""
-        with np.errstate(divide="ignore", over="ignore"):
-            return np.exp(log_factor + np.log(s1))
+        R[j] is e^{eps_j} times the Q-mass above eps_j, held relative to the piece's own loss so that
+        neither factor leaves the floats however large the losses (an epsilon of 7300 needs losses far
+        beyond e^{+-745}): R[j] <= S0[j] <= 1. Formed in blocks of _BLOCK_LOSS of loss, within which the
+        weights e^{-(k - b) D} stay above e^{-64}: R = suffix sums of m_k e^{-(k - b) D} over e^{-(j - b) D}
+        plus the next block's R at its start times e^{-(start - j) D}.
+        """
+        masses, interval = self.masses, self.interval
+        s0 = np.append(np.cumsum(masses[::-1])[::-1], 0.0)
+        r = np.zeros(masses.size + 1)
+        block = max(1, int(_BLOCK_LOSS / interval))
+        for start in range((masses.size - 1) // block * block, -1, -block):
+            stop = min(start + block, masses.size)
+            offsets = np.arange(stop - start) * interval
+            weights = np.exp(-offsets)
+            within = np.cumsum((masses[start:stop] * weights)[::-1])[::-1] / weights
+            r[start:stop] = within + r[stop] * np.exp(offsets - (stop - start) * interval)
+        return s0, r
 
     def delta(self, epsilon: ArrayLike) -> ArrayLike:
-        """The profile (*) at eps, vectorized: O(n + len(eps) log n) by suffix sums over the grid."""
+        """The profile (*) at eps, vectorized: O(n + len(eps) log n) by suffix sums over the grid: at eps in
+        the piece below eps_j, S0[j] - e^{eps - eps_j} R[j] + m_inf (_suffix_sums)."""
         epsilon = np.asarray(epsilon, dtype=float)
-        s0, s1 = self._suffix_sums()
+        s0, r = self._suffix_sums()
         j = np.searchsorted(self.losses, epsilon, side="right")
+        above = np.append(self.losses, np.inf)[j]  # eps_j (inf past the grid, where R[n] = 0)
         with np.errstate(over="ignore", invalid="ignore"):
-            value = s0[j] - self._scaled(epsilon, s1[j]) + self.infinity_mass
+            value = s0[j] - np.where(r[j] > 0.0, np.exp(epsilon - above) * r[j], 0.0) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
         return as_output(np.maximum(value, self.infinity_mass))
 
@@ -181,18 +190,18 @@ class DiscretePLD:
     def epsilon(self, delta: ArrayLike) -> ArrayLike:
         """The smallest eps (possibly negative) with delta(eps) <= delta, solved exactly on the pieces.
 
-        Between grid points the profile is s0 - x s1 + m_inf with x = e^eps (constants of the piece),
-        so after locating the piece by a search over the grid values the root is a logarithm.
+        Below eps_j the profile is S0[j] - e^{eps - eps_j} R[j] + m_inf (constants of the piece), so after
+        locating the piece by a search over the grid values the root is a logarithm.
         Returns +inf when delta < m_inf and -inf when delta >= the total mass.
         """
         delta = np.asarray(delta, dtype=float)
-        s0, s1 = self._suffix_sums()
-        grid = s0[1:] - self._scaled(self.losses, s1[1:]) + self.infinity_mass
+        s0, r = self._suffix_sums()
+        grid = s0[1:] - np.exp(-self.interval) * r[1:] + self.infinity_mass  # delta(eps_k)
         first = np.searchsorted(-grid, -delta, side="left")  # first k with delta(eps_k) <= delta
+        losses = np.append(self.losses, np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
-            x = (s0[first] + self.infinity_mass - delta) / s1[first]
-            eps = np.log(x)
-        eps = np.where(first < grid.size, np.minimum(eps, (self.lowest_index + first) * self.interval), eps)
+            eps = losses[first] + np.log((s0[first] + self.infinity_mass - delta) / r[first])
+        eps = np.where(first < grid.size, np.minimum(eps, losses[first]), eps)
         eps = np.where(delta < self.infinity_mass, np.inf, eps)
         eps = np.where(delta >= s0[0] + self.infinity_mass, -np.inf, eps)
         return as_output(eps)
@@ -1148,12 +1157,6 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
             index = int(np.argmax(floor / flat))
             raise _round_off_error(float(flat[index]), float(2.0 * floor[index]))
         upper = _epsilons(composed.upper, flat - floor)
-        if not np.all((upper < _EPSILON_LIMIT) | np.isposinf(lower)):  # lower inf: truly no finite eps
-            raise ComputationError(
-                f"epsilon at delta {flat[np.argmax(upper)]:g} is above {_EPSILON_LIMIT:g}, beyond the PLD "
-                "accountant's range",
-                hint="the accountant works with e^eps; use --method rdp, which has no such limit",
-            )
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
         return Measurement(upper, lower, settled=np.isinf(lower))  # both inf: exact, nothing to refine

@@ -385,6 +385,19 @@ def test_small_epsilon_is_refined_to_an_absolute_width(gdpcli) -> None:
     assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * (bounds["lower_bound"] + 0.1)
 
 
+def test_epsilon_in_the_thousands_is_bracketed(gdpcli) -> None:
+    """10000 Gaussians of sigma 1.1 are 90.9-GDP: epsilon at 1e-5 is about 4519, where e^-eps underflows
+    (the PLD accountant refused epsilons above 600 before its suffix sums were held relative to each
+    piece). The PLD bounds bracket the mpmath root of the GDP profile (Cor. 1)."""
+    args = ("compose", "gaussian:sigma=1.1x10000", "--delta", "1e-5", "--method", "pld", "-f", "json")
+    bounds = by_guarantee(rows(gdpcli(*args)))
+    with mp.workdps(60):
+        mu = mp.sqrt(10000) / mp.mpf("1.1")
+        root = mp.findroot(lambda e: _gdp_delta(e, mu) - mp.mpf("1e-5"), mp.mpf(4519))
+    assert bounds["lower_bound"] <= root <= bounds["upper_bound"]
+    assert bounds["upper_bound"] - bounds["lower_bound"] <= 0.005 * bounds["lower_bound"]
+
+
 def test_method_all_skips_a_method_that_cannot_answer_the_question(gdpcli) -> None:
     """--method all with --alpha: the textbook theorems state (eps, delta) pairs only, so they are skipped
     with a note (they used to fail the whole command, exit 1); asked alone, they still fail."""

@@ -662,3 +662,19 @@ def test_tradeoff_lower_bound_near_alpha_zero_holds() -> None:
     bounds = pld.tradeoff_bounds([(approx_dp(eps0, 0.0), k)], alpha, accuracy=0.01)
     exact = _pure_dp_tradeoff(eps0, k, alpha)
     assert np.all(bounds.lower <= exact) and np.all(exact <= bounds.upper)
+
+
+def test_profile_and_its_inverse_hold_far_beyond_e_to_the_745() -> None:
+    """Losses up to 1500: e^{-eps_k} underflows there, so the Q-mass suffix sums are held relative to each
+    piece's loss (DiscretePLD._suffix_sums). delta() must agree with the term-by-term sum and epsilon()
+    must invert it, across the blocks the sums are formed in (64 of loss each)."""
+    rng = np.random.default_rng(7)
+    masses = rng.random(150_000)
+    masses *= 0.9 / masses.sum()  # P-mass 0.9 on the grid, 0.1 at infinity
+    discrete = pld.DiscretePLD(0, 0.01, masses, 0.1)
+    epsilon = np.array([-3.0, 0.0, 63.995, 64.0, 640.123, 1000.0, 1499.98])
+    profile = np.atleast_1d(discrete.delta(epsilon))
+    terms = np.array([discrete.delta_by_terms(e) for e in epsilon])
+    assert np.allclose(profile, terms, rtol=1e-12, atol=1e-15)
+    inverse = np.atleast_1d(discrete.epsilon(profile[1:-1]))
+    assert np.allclose(inverse, epsilon[1:-1], rtol=1e-9, atol=1e-9)
