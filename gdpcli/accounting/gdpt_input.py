@@ -159,7 +159,8 @@ def from_spec(spec: Repeated) -> Profiles:
     if exact is not None and exact.method == Binomial.method:
         return _exact(spec, _binomial_profile(spec.describe(), exact.pld), "binomial")
     components = [(spec.step.dominating_pair(), spec.times)]
-    return _pld_profiles(spec, components, pld.initial_interval(components, PLD_ACCURACY))
+    # gdpt refines by halving only (MAX_HALVINGS), so it starts on the model's own interval
+    return _pld_profiles(spec, components, pld.initial_interval(components, PLD_ACCURACY, cheap=False))
 
 
 def _exact(spec: Repeated, profile: PrivacyProfile, source: str) -> Profiles:

@@ -678,3 +678,64 @@ def test_profile_and_its_inverse_hold_far_beyond_e_to_the_745() -> None:
     assert np.allclose(profile, terms, rtol=1e-12, atol=1e-15)
     inverse = np.atleast_1d(discrete.epsilon(profile[1:-1]))
     assert np.allclose(inverse, epsilon[1:-1], rtol=1e-9, atol=1e-9)
+
+
+def _mp_subsampled_gaussian_profile(eps: float, q: float, sigma: float, direction: str) -> float:
+    """delta(eps) of a Poisson-subsampled Gaussian step in mpmath (sensitivity 1): P = (1 - q) N(0, s^2)
+    + q N(1, s^2), Q = N(0, s^2), loss L(x) = log(1 - q + q e^{(2x - 1) / 2s^2}) increasing in x. Remove:
+    P(x > a) - e^eps Q(x > a) with L(a) = eps (1 - e^eps below the smallest loss log(1 - q)); add, the
+    pair (Q, P): Q(x < b) - e^eps P(x < b) with L(b) = -eps (0 from eps = -log(1 - q) on)."""
+    import mpmath as mp
+
+    with mp.workdps(40):
+        e, q_, s = mp.mpf(eps), mp.mpf(q), mp.mpf(sigma)
+        if direction == "remove":
+            if mp.exp(e) <= 1 - q_:
+                return float(1 - mp.exp(e))
+            a = s**2 * mp.log((mp.exp(e) - 1 + q_) / q_) + mp.mpf(1) / 2
+            above_p = (1 - q_) * mp.ncdf(-a / s) + q_ * mp.ncdf((1 - a) / s)
+            return float(above_p - mp.exp(e) * mp.ncdf(-a / s))
+        ratio = (mp.exp(-e) - 1 + q_) / q_
+        if ratio <= 0:
+            return 0.0
+        b = s**2 * mp.log(ratio) + mp.mpf(1) / 2
+        below_p = (1 - q_) * mp.ncdf(b / s) + q_ * mp.ncdf((b - 1) / s)
+        return float(mp.ncdf(b / s) - mp.exp(e) * below_p)
+
+
+@pytest.mark.parametrize("q", [1e-5, 1e-4, 1e-3])
+@pytest.mark.parametrize("direction", ["remove", "add"])
+def test_optimistic_discretization_on_an_offset_grid_stays_below_the_profile(q: float, direction: str) -> None:
+    """The optimistic PLD on the grid offset + k D (any offset; _cluster_offset's puts a grid point at
+    the merged loss of the crowd next to the kink) is a lower bound on the exact profile (mpmath) at
+    every eps, on a grid 10-1000x coarser than |log(1 - q)|."""
+    from gdpcli.core import subsample
+
+    sigma, interval = 0.5, 1e-4
+    gaussian_profile = lambda eps: gdp.delta(eps, 1 / sigma)  # noqa: E731
+    remove = subsample.poisson_remove_profile(gaussian_profile, q)
+    add = subsample.poisson_add_profile(gaussian_profile, q)
+    profile, kink = (remove, np.log1p(-q)) if direction == "remove" else (add, -np.log1p(-q))
+    support = (-8.0, 8.0) if direction == "add" else (np.log1p(-q) - 1e-3, 8.0)
+    cluster = pld._cluster_offset(profile, float(kink), interval)
+    assert 0.0 < cluster < interval
+    epsilon = np.concatenate((np.linspace(-2.0, 3.0, 41), kink + np.array([-0.5, 0.3, 1.0, 2.5]) * interval))
+    for offset in (cluster, 0.37 * interval):
+        grid = pld.discretize(profile, interval, pessimistic=False, loss_range=support, offset=offset)
+        values = np.atleast_1d(grid.delta(epsilon))
+        exact = np.array([_mp_subsampled_gaussian_profile(e, q, sigma, direction) for e in epsilon])
+        assert np.all(values <= exact * (1 + 1e-12) + 1e-15)  # (the bounds round outward by 1e-12)
+
+
+def test_the_crowd_on_the_grid_makes_the_lower_bound_tight_on_coarse_grids() -> None:
+    """q 1e-5, sigma 0.5, 1e4 steps on a grid of 1e-4 (10x |log(1 - q)|): with grid points only at the
+    ends of the piece holding the crowd, the optimistic PLD moved it down in every step and the lower
+    bound on epsilon at 1e-5 was 0 (upper 0.0706); with a grid point at the crowd's merged loss
+    (_cluster_offset) the two bounds are within 3e-4."""
+    from gdpcli import mechanisms
+
+    pair = mechanisms.parse_spec("gaussian:sigma=0.5,p=1e-5").step.dominating_pair()
+    composed = pld.compose_all([(pair, 10_000)], 1e-4, pld.MAX_POINTS)
+    upper = float(pld._epsilons(composed.upper, np.array([1e-5]))[0])
+    lower = float(pld._epsilons(composed.lower, np.array([1e-5]))[0])
+    assert 0.07 < lower <= upper < lower + 3e-4
