@@ -705,7 +705,9 @@ def _mp_subsampled_gaussian_profile(eps: float, q: float, sigma: float, directio
 
 @pytest.mark.parametrize("q", [1e-5, 1e-4, 1e-3])
 @pytest.mark.parametrize("direction", ["remove", "add"])
-def test_optimistic_discretization_on_an_offset_grid_stays_below_the_profile(q: float, direction: str) -> None:
+def test_optimistic_discretization_on_an_offset_grid_stays_below_the_profile(
+    q: float, direction: str
+) -> None:
     """The optimistic PLD on the grid offset + k D (any offset; _cluster_offset's puts a grid point at
     the merged loss of the crowd next to the kink) is a lower bound on the exact profile (mpmath) at
     every eps, on a grid 10-1000x coarser than |log(1 - q)|."""
