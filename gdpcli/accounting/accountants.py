@@ -226,6 +226,13 @@ class NumericalPLD:
         stopped at its budget (Bounds.reached) both carry a note saying so, with the width and the rule."""
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
+        if bounds.carried > 0.0:
+            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
+            note = (
+                f"pld: the {name} bounds are up to {bounds.carried:.2g} wider than --accuracy "
+                f"{self.accuracy:g} asks ({rule}): that is the FFT round-off they carry, which no finer grid "
+                "removes; they are rigorous"
+            )
         if not bounds.reached:
             from gdpcli.core.pld import time_budget
 

@@ -762,12 +762,15 @@ Components = Sequence[tuple[DominatingPair, int]]
 class Bounds:
     """Rigorous bounds lower <= true value <= upper (floats, or arrays for array queries), found with grid
     interval `interval`; `reached` is False when the refinement stopped at its time or size budget before
-    the asked accuracy (the bounds are still rigorous, only wider)."""
+    the asked accuracy (the bounds are still rigorous, only wider); `carried` is how much wider than asked
+    they are at the widest query where the asked width was met but for the round-off they carry
+    (Measurement.slack), which no finer grid removes."""
 
     upper: ArrayLike
     lower: ArrayLike
     interval: float
     reached: bool = True
+    carried: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -1097,12 +1100,13 @@ def _refine(
         measured = measure(composed)
         seconds = time.monotonic() - composing
         known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval)))
-        gap, allowed = _worst_gap(known, measured, accuracy, absolute, widest)
+        gap, asked, slack = _worst_gap(known, measured, accuracy, absolute, widest)
+        allowed = asked + slack
         progress.report(
             f"PLD accountant: {composed.points():,}-point grid, bounds {gap:.2g} apart (asked {allowed:.2g})"
         )
         if gap <= allowed:
-            return known
+            return replace(known, carried=max(gap - asked, 0.0))
         stalls = stalls + 1 if gap > best_gap * (2.0 / 3.0) else 0
         best_gap = min(best_gap, gap)
         if stalls >= 3:
@@ -1129,19 +1133,20 @@ def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
 
 def _worst_gap(
     bounds: Bounds, measured: Measurement, accuracy: float, absolute: float, widest: float
-) -> tuple[float, float]:
-    """(gap, allowed gap) at the unsettled query furthest beyond its allowance min(accuracy lower +
-    absolute, widest), or its slack where that is larger ((0, 0) if all are settled)."""
+) -> tuple[float, float, float]:
+    """(gap, asked gap, slack) at the unsettled query furthest beyond its allowance: the asked gap
+    min(accuracy lower + absolute, widest) plus its slack, the round-off the bounds carry ((0, 0, 0) if
+    all are settled)."""
     upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
     slack = np.broadcast_to(measured.slack, upper.shape)
     open_ = ~np.broadcast_to(measured.settled, upper.shape)
     if not np.any(open_):
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     with np.errstate(invalid="ignore"):
-        allowed = np.maximum(np.minimum(accuracy * lower + absolute, widest), slack)
-        excess = np.where(open_, upper - lower - allowed, -np.inf)
+        asked = np.minimum(accuracy * lower + absolute, widest)
+        excess = np.where(open_, upper - lower - asked - slack, -np.inf)
     worst = int(np.argmax(excess))
-    return float(upper[worst] - lower[worst]), float(allowed[worst])
+    return float(upper[worst] - lower[worst]), float(asked[worst]), float(slack[worst])
 
 
 def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
@@ -1207,9 +1212,12 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
             index = int(np.argmax(floor / flat))
             raise _round_off_error(float(flat[index]), float(2.0 * floor[index]))
         upper = _epsilons(composed.upper, flat - floor)
+        with np.errstate(invalid="ignore"):  # (inf - inf where no finite epsilon exists)
+            plain = _epsilons(composed.upper, flat) - _epsilons(composed.lower, flat)  # without round-off
+            slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
-        return Measurement(upper, lower, settled=np.isinf(lower))  # both inf: exact, nothing to refine
+        return Measurement(upper, lower, slack, settled=np.isinf(lower))  # both inf: nothing to refine
 
     interval = initial_interval(components, accuracy)
     steps = sum(int(count) for _, count in components)

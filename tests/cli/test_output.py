@@ -306,7 +306,7 @@ NARROW = [
     ),
     (("calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5"), ("sigma",)),
     (("gdpt-identify", "dp:eps=1"), ("mu_lower", "mu_upper", "head_mu_lower", "head_mu_upper", "residual")),
-    (("gdpt-identify", "gaussian:sigma=1,p=0.01x100", "--eps-head", "2"), ("mu_lower", "mu_upper", "slack")),
+    (("gdpt-identify", "gaussian:sigma=1,p=0.1x10", "--eps-head", "2"), ("mu_lower", "mu_upper", "slack")),
     (("compose", "gaussian:sigma=20x100", "--delta", "1e-5", "--method", "all"), ("epsilon",)),
 ]
 
