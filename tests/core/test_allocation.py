@@ -83,7 +83,8 @@ def test_profiles_bracket_mpmath_for_two_batches(shift: float) -> None:
 
 
 @pytest.mark.parametrize(
-    ("shift", "batches", "epsilons"), [(1.0, 10, (0.0, 0.1, 0.3, 0.6)), (0.5, 100, (0.0, 0.05, 0.1))]
+    ("shift", "batches", "epsilons"),
+    [(1.0, 10, (0.0, 0.1, 0.3, 0.6)), pytest.param(0.5, 100, (0.0, 0.05, 0.1), marks=pytest.mark.slow)],
 )
 def test_profiles_bracket_monte_carlo(shift: float, batches: int, epsilons: tuple[float, ...]) -> None:
     """At epsilons where each profile is far above 1 / samples (a confidence interval means something)."""
