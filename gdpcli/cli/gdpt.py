@@ -136,10 +136,13 @@ def command(
         result, given = profiles.identify(given, eps_head, precision)
         notes += given.notes
         if result.slack > precision:
-            notes.append(
-                "the interval is wider than --precision: the PLD engine's grid and truncation errors limit "
-                "it (a smaller --eps-head helps)"
+            why = (
+                ": the PLD engine's grid and truncation errors limit it (a smaller --eps-head helps)"
+                if given.source == "pld"
+                else ""
             )
+            width = f"the interval is {result.slack:.3g} wide, wider than --precision {precision:g}"
+            notes.append(width + why)
         summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase", given)
         summary |= _tangents(given.upper.tangents, notes)
         staircase_guarantee = "lower_bound"
