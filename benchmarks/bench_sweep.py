@@ -2,7 +2,7 @@
 q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5, 20} x T in {1, 1e2, 1e4,
 1e6, 1e7} at delta 1e-5 (and the q = 1e-3 rows at 1e-10), each tool as a whole process, taking turns.
 
-    PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue | --steps T ...] > sweep.md
+    PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue | --steps T ... --rates Q ...] > sweep.md
 
 --issue runs only bench_grid.py's settings: those issue 13 lists as slow, and MNIST at small deltas.
 
@@ -136,13 +136,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T in {1, 1e2, 1e4}, sigma in {0.5, 1.1, 5}")
     parser.add_argument("--steps", type=float, nargs="+", help="only these T (e.g. --steps 1e6)")
+    parser.add_argument("--rates", type=float, nargs="+", help="only these q (e.g. --rates 1e-5 1e-4)")
     parser.add_argument("--issue", action="store_true", help="bench_grid.py's settings only")
     arguments = parser.parse_args()
     steps = (1, 100, 10_000) if arguments.quick else STEPS
     steps = tuple(int(t) for t in arguments.steps) if arguments.steps else steps
     sigmas = (0.5, 1.1, 5.0) if arguments.quick else SIGMAS
-    settings = [(q, s, t, 1e-5) for q in RATES for s in sigmas for t in steps]
-    settings += [(1e-3, s, t, 1e-10) for s in sigmas for t in steps]
+    rates = tuple(arguments.rates) if arguments.rates else RATES
+    settings = [(q, s, t, 1e-5) for q in rates for s in sigmas for t in steps]
+    settings += [(1e-3, s, t, 1e-10) for s in sigmas for t in steps if 1e-3 in rates]
     if arguments.issue:
         from bench_grid import SETTINGS  # issue 13's slow settings and the MNIST small deltas
 
