@@ -223,21 +223,21 @@ class NumericalPLD:
 
     def _figures(self, bounds: Bounds, name: str, *, relative: bool) -> list[Figures]:
         """Upper and lower bound figures (their difference is the width reached); where the refinement
-        stopped at its budget (Bounds.reached) both carry a note saying so, with the width and the rule."""
+        stopped at its budget (Bounds.reached), or met the rule only but for the round-off the bounds
+        carry (Bounds.carried), both carry a note saying so, with the width and the rule."""
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
+        rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
         if bounds.carried > 0.0:
-            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
             note = (
                 f"pld: the {name} bounds are up to {bounds.carried:.2g} wider than --accuracy "
                 f"{self.accuracy:g} asks ({rule}): that is the FFT round-off they carry, which no finer grid "
                 "removes; they are rigorous"
             )
-        if not bounds.reached:
+        elif not bounds.reached:
             from gdpcli.core.pld import time_budget
 
             width = _width(upper, lower, relative) or "no finite width"
-            rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
             note = (
                 f"pld: the {name} bounds stopped at the time/size budget with {width} "
                 f"(--accuracy {self.accuracy:g} asks {rule} and allows {time_budget(self.accuracy):g} s "

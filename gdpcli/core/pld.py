@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 import numpy as np
@@ -148,8 +148,10 @@ class DiscretePLD:
         """The grid losses eps_k = offset + k D of the masses."""
         return self.offset + (self.lowest_index + np.arange(self.masses.size)) * self.interval
 
+    @cached_property
     def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
-        """S0[j] = sum_{k >= j} m_k and R[j] = sum_{k >= j} m_k e^{eps_j - eps_k}, with S0[n] = R[n] = 0.
+        """S0[j] = sum_{k >= j} m_k and R[j] = sum_{k >= j} m_k e^{eps_j - eps_k}, with S0[n] = R[n] = 0,
+        computed once per PLD (epsilon_bounds' lower passes query the same PLDs up to eight times).
 
         R[j] is e^{eps_j} times the Q-mass above eps_j, held relative to the piece's own loss so that
         neither factor leaves the floats however large the losses (an epsilon of 7300 needs losses far
@@ -173,7 +175,7 @@ class DiscretePLD:
         """The profile (*) at eps, vectorized: O(n + len(eps) log n) by suffix sums over the grid: at eps in
         the piece below eps_j, S0[j] - e^{eps - eps_j} R[j] + m_inf (_suffix_sums)."""
         epsilon = np.asarray(epsilon, dtype=float)
-        s0, r = self._suffix_sums()
+        s0, r = self._suffix_sums
         j = np.searchsorted(self.losses, epsilon, side="right")
         above = np.append(self.losses, np.inf)[j]  # eps_j (inf past the grid, where R[n] = 0)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -201,7 +203,7 @@ class DiscretePLD:
         Returns +inf when delta < m_inf and -inf when delta >= the total mass.
         """
         delta = np.asarray(delta, dtype=float)
-        s0, r = self._suffix_sums()
+        s0, r = self._suffix_sums
         grid = s0[1:] - np.exp(-self.interval) * r[1:] + self.infinity_mass  # delta(eps_k)
         first = np.searchsorted(-grid, -delta, side="left")  # first k with delta(eps_k) <= delta
         losses = np.append(self.losses, np.inf)
