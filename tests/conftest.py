@@ -1,19 +1,75 @@
-"""Shared fixtures: the reference values (a copy of ../shared/reference/values.json) and a CLI runner."""
+"""Shared fixtures: the reference values (tests/data/values.json), a CLI runner, and the guards that keep one
+test's changes to process-wide state from reaching the next (the order is random: pytest-randomly)."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mpmath as mp
 import numpy as np
 import pytest
 
 from gdpcli.core.tradeoff import Grid, eps_delta_tradeoff, grid_from_tradeoff
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "values.json").read_text())
+MPMATH_PRECISION = mp.mp.prec  # mpmath's default (53 bits): every test and every import starts from it
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[pytest.CollectReport]:
+    """A test module that sets mpmath's precision when it is imported would set it for every test run after
+    it: that is a collection error naming the module (set the precision where a recipe computes, with
+    mp.workdps)."""
+    report = yield
+    if isinstance(collector, pytest.Module) and mp.mp.prec != MPMATH_PRECISION:
+        mp.mp.prec = MPMATH_PRECISION
+        report.outcome = "failed"
+        report.longrepr = f"{collector.nodeid} sets mpmath's precision when imported (use mp.workdps)"
+    return report
+
+
+def _environment() -> dict[str, str]:
+    """os.environ without the variables pytest itself sets while a test runs."""
+    return {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+
+
+@pytest.fixture(autouse=True)
+def _global_state_is_restored() -> Iterator[None]:
+    """After each test mpmath's precision is back at its default, so a test that sets it cannot change the
+    next one; a test that leaves numpy's error handling, the working directory or the environment changed
+    fails (use np.errstate, or pytest's monkeypatch, which undoes its changes)."""
+    before = (np.geterr(), os.getcwd(), _environment())
+    yield
+    mp.mp.prec = MPMATH_PRECISION
+    after = (np.geterr(), os.getcwd(), _environment())
+    names = ("numpy's error handling", "the working directory", "the environment")
+    changed = [name for name, old, new in zip(names, before, after, strict=True) if old != new]
+    np.seterr(**before[0])
+    os.chdir(before[1])
+    if changed:
+        pytest.fail(f"the test left {', '.join(changed)} changed for the tests after it")
+
+
+def at_least_digits(digits: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator of an mpmath recipe: it computes with at least `digits` decimal digits, or with more where
+    its caller works with more (mp.quad, mp.diff and mp.findroot raise the precision of the functions they
+    call, which mp.workdps would lower again)."""
+
+    def decorate(recipe: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(recipe)
+        def at_precision(*args: Any, **kwargs: Any) -> Any:
+            with mp.workdps(max(digits, mp.mp.dps)):
+                return recipe(*args, **kwargs)
+
+        return at_precision
+
+    return decorate
 
 
 def eps_delta_grid(epsilon0: float, delta0: float) -> Grid:
@@ -28,12 +84,12 @@ def eps_delta_grid(epsilon0: float, delta0: float) -> Grid:
     return Grid(grid.alpha, np.where(grid.alpha == kinks[-1], 0.0, grid.beta))
 
 
+@mp.workdps(60)
 def safe_side_of(exact: str, value: float, side: str, rel: float = 1e-12) -> bool:
     """value is on the safe side of the exact figure (a decimal string, e.g. 60-digit mpmath) and within
     `rel` of it: exact <= value <= exact (1 + rel) for side "above" (an upper bound such as epsilon),
-    exact (1 - rel) <= value <= exact for "below" (a lower bound, or the largest mu)."""
-    import mpmath as mp
-
+    exact (1 - rel) <= value <= exact for "below" (a lower bound, or the largest mu). Compared at 60 digits:
+    the exact figure is not rounded to a float first."""
     truth, computed = mp.mpf(exact), mp.mpf(float(value))
     if side == "above":
         return truth <= computed <= truth * (1 + mp.mpf(rel))

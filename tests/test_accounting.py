@@ -56,7 +56,8 @@ def test_split_uniform_delta() -> None:
         specs[3].mechanism,
     ]
     assert rest[1].times == 2
-    assert delta0 == pytest.approx(float(1 - (1 - mp.mpf("1e-3")) ** 2 * (1 - mp.mpf("0.01"))), rel=1e-15)
+    with mp.workdps(30):
+        assert delta0 == pytest.approx(float(1 - (1 - mp.mpf("1e-3")) ** 2 * (1 - mp.mpf("0.01"))), rel=1e-15)
 
 
 def test_uniform_delta_at_its_own_level() -> None:

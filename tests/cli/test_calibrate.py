@@ -42,10 +42,11 @@ def test_gaussian_analytic_epsilon_1(gdpcli) -> None:
     assert case["sigma_analytic"] <= analytic["sigma"] <= case["sigma_analytic"] * (1 + 1e-13)
     assert (analytic["guarantee"], analytic["valid"]) == ("exact", True)
     # the achieved privacy, recomputed with mpmath (GDP paper Cor. 1 at mu = sens / sigma): within target
-    assert mp_delta(1.0, 1.0 / analytic["sigma"]) <= mp.mpf("1e-5")
-    assert analytic["achieved_delta"] == pytest.approx(1e-5, rel=1e-9)
-    assert analytic["achieved_delta"] <= 1e-5 and analytic["achieved_epsilon"] <= 1.0
-    assert analytic["mu"] == pytest.approx(1.0 / analytic["sigma"], rel=1e-15)
+    with mp.workdps(40):
+        assert mp_delta(1.0, 1.0 / analytic["sigma"]) <= mp.mpf("1e-5")
+        assert analytic["achieved_delta"] == pytest.approx(1e-5, rel=1e-9)
+        assert analytic["achieved_delta"] <= 1e-5 and analytic["achieved_epsilon"] <= 1.0
+        assert analytic["mu"] == pytest.approx(1.0 / analytic["sigma"], rel=1e-15)
 
 
 def test_gaussian_classical_flagged_invalid_at_epsilon_1(gdpcli) -> None:
@@ -53,9 +54,12 @@ def test_gaussian_classical_flagged_invalid_at_epsilon_1(gdpcli) -> None:
     classical = by_method(rows(outcome))["classical"]
     assert classical["valid"] is False
     # recipe: sqrt(2 ln(1.25/delta)) / eps at 30 digits
-    assert classical["sigma"] == pytest.approx(float(mp.sqrt(2 * mp.log(mp.mpf("1.25") / mp.mpf("1e-5")))))
-    table = gdpcli("calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "-f", "table").stdout
-    assert "proven only for epsilon < 1" in " ".join(table.split())
+    with mp.workdps(40):
+        assert classical["sigma"] == pytest.approx(
+            float(mp.sqrt(2 * mp.log(mp.mpf("1.25") / mp.mpf("1e-5"))))
+        )
+        table = gdpcli("calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "-f", "table").stdout
+        assert "proven only for epsilon < 1" in " ".join(table.split())
 
 
 def test_gaussian_analytic_beside_classical(gdpcli) -> None:
@@ -67,11 +71,12 @@ def test_gaussian_analytic_beside_classical(gdpcli) -> None:
     assert result["classical"]["sigma"] == pytest.approx(105.97605054, rel=1e-10)
     assert result["classical"]["sigma"] == pytest.approx(case["sigma_classic"], rel=1e-14)
     assert result["classical"]["valid"] is True
-    for row in result.values():
-        assert row["sens"] == 2.0 and row["mu"] == pytest.approx(2.0 / row["sigma"], rel=1e-15)
-        assert mp_delta(0.1, row["mu"]) <= mp.mpf("1e-6")
-    # the slack of the classical sigma is visible: far below the target delta
-    assert result["classical"]["achieved_delta"] < 1e-8
+    with mp.workdps(40):
+        for row in result.values():
+            assert row["sens"] == 2.0 and row["mu"] == pytest.approx(2.0 / row["sigma"], rel=1e-15)
+            assert mp_delta(0.1, row["mu"]) <= mp.mpf("1e-6")
+        # the slack of the classical sigma is visible: far below the target delta
+        assert result["classical"]["achieved_delta"] < 1e-8
 
 
 def test_gaussian_mu(gdpcli) -> None:
@@ -148,14 +153,15 @@ def test_family_refinement(gdpcli) -> None:
     assert refined["sigma"] == pytest.approx(float(REFINEMENT["sigma_over_C"]), rel=1e-9)
     assert refined["epsilon0"] == pytest.approx(0.33389, abs=5e-6)
     assert refined["delta0"] == pytest.approx(0.067222, abs=5e-7)
-    sigma, e0, d0 = mp_refined_sigma("0.2", mp.mpf(delta))
-    assert refined["sigma"] == pytest.approx(float(sigma), rel=1e-9)
-    assert (refined["epsilon0"], refined["delta0"]) == pytest.approx((float(e0), float(d0)), rel=1e-6)
-    # what refined uses really implies the target (GDPT Thm 3.1, at 40 digits)
-    c = (mp.exp(refined["epsilon0"]) - mp.exp(mp.mpf("0.2"))) / (1 + mp.exp(refined["epsilon0"]))
-    assert refined["delta0"] + (1 - refined["delta0"]) * c <= mp.mpf(delta)
-    assert refined["achieved_delta"] <= float(delta)
-    assert {row["guarantee"] for row in result.values()} == {"upper_bound"}
+    with mp.workdps(40):
+        sigma, e0, d0 = mp_refined_sigma("0.2", mp.mpf(delta))
+        assert refined["sigma"] == pytest.approx(float(sigma), rel=1e-9)
+        assert (refined["epsilon0"], refined["delta0"]) == pytest.approx((float(e0), float(d0)), rel=1e-6)
+        # what refined uses really implies the target (GDPT Thm 3.1, at 40 digits)
+        c = (mp.exp(refined["epsilon0"]) - mp.exp(mp.mpf("0.2"))) / (1 + mp.exp(refined["epsilon0"]))
+        assert refined["delta0"] + (1 - refined["delta0"]) * c <= mp.mpf(delta)
+        assert refined["achieved_delta"] <= float(delta)
+        assert {row["guarantee"] for row in result.values()} == {"upper_bound"}
 
 
 def test_family_never_worse_than_naive(gdpcli) -> None:

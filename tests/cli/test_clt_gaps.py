@@ -12,7 +12,7 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, at_least_digits
 from tests.core.test_clt_subsampling import (
     mp_gaussian_chi_square,
     mp_laplace_chi_square,
@@ -27,13 +27,14 @@ def rows(outcome) -> list[dict]:
     return outcome.json()["rows"]
 
 
+@mp.workdps(40)
 def mp_gdp_delta(epsilon, mu) -> mp.mpf:
     """delta(eps) of G_mu: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP paper Cor. 1)."""
-    mp.mp.dps = 40
     epsilon, mu = mp.mpf(epsilon), mp.mpf(mu)
     return mp.ncdf(-epsilon / mu + mu / 2) - mp.exp(epsilon) * mp.ncdf(-epsilon / mu - mu / 2)
 
 
+@at_least_digits(40)
 def mp_gdp_epsilon(delta, mu) -> mp.mpf:
     """The eps with delta(eps) of G_mu equal to delta: mpmath root of log delta(eps) = log delta (Cor. 1)."""
     target = mp.log(mp.mpf(delta))
@@ -42,10 +43,10 @@ def mp_gdp_epsilon(delta, mu) -> mp.mpf:
     )
 
 
+@mp.workdps(30)
 def mp_loss_moments(loss, density, breaks) -> dict[str, mp.mpf]:
     """kl = -E L, kappa2 = E L^2, kappa3 = E |L|^3, variance and kappa3bar = E |L + kl|^3 of the privacy loss
     L = loss(X), X ~ P with this density (GDP paper Sec. 3.2), by mpmath quadrature split at `breaks`."""
-    mp.mp.dps = 30
 
     def expect(g):
         return mp.quad(lambda x: g(loss(x)) * density(x), breaks)
@@ -60,9 +61,9 @@ def mp_loss_moments(loss, density, breaks) -> dict[str, mp.mpf]:
     }
 
 
+@mp.workdps(30)
 def mp_pure_dp_moments(epsilon: float) -> dict[str, mp.mpf]:
     """f_{eps,0}: the loss is -eps with P-probability e^eps/(1+e^eps), +eps otherwise (two-point sums)."""
-    mp.mp.dps = 30
     e = mp.mpf(epsilon)
     low = mp.exp(e) / (1 + mp.exp(e))
     points = [(-e, low), (e, 1 - low)]
@@ -76,6 +77,7 @@ def mp_pure_dp_moments(epsilon: float) -> dict[str, mp.mpf]:
     }
 
 
+@at_least_digits(30)
 def mp_laplace_moments(epsilon: float) -> dict[str, mp.mpf]:
     """Lap(0, 1) against Lap(eps, 1): loss |x| - |x - eps| under the density e^-|x| / 2."""
     e = mp.mpf(epsilon)
@@ -84,6 +86,7 @@ def mp_laplace_moments(epsilon: float) -> dict[str, mp.mpf]:
     )
 
 
+@at_least_digits(30)
 def mp_gaussian_moments(mu: float) -> dict[str, mp.mpf]:
     """G_mu: the loss under P is N(-mu^2/2, mu^2)."""
     m = mp.mpf(mu)
@@ -92,16 +95,19 @@ def mp_gaussian_moments(mu: float) -> dict[str, mp.mpf]:
     )
 
 
+@at_least_digits(30)
 def total(parts: list[tuple[int, dict[str, mp.mpf]]], name: str) -> mp.mpf:
     """sum_i times_i * functional_i."""
     return mp.fsum(times * moments[name] for times, moments in parts)
 
 
+@at_least_digits(30)
 def theorem5_mu(parts: list[tuple[int, dict[str, mp.mpf]]]) -> mp.mpf:
     """2 ||kl||_1 / sqrt(||kappa2||_1 - ||kl||_2^2) = 2 sum kl / sqrt(sum variance) (GDP paper Thm 5)."""
     return 2 * total(parts, "kl") / mp.sqrt(total(parts, "variance"))
 
 
+@at_least_digits(30)
 def assert_details(row: dict, parts: list[tuple[int, dict[str, mp.mpf]]], rel: float) -> None:
     for name in ("kl", "kappa2", "kappa3"):
         assert row[name] == pytest.approx(float(total(parts, name)), rel=rel), name
@@ -145,10 +151,11 @@ def test_clt_verbose_theorem_7_with_delta_part(gdpcli) -> None:
     [row] = rows(gdpcli("compose", *args))
     parts = [(50, mp_pure_dp_moments(0.2))]
     assert_details(row, parts, rel=1e-12)
-    assert row["mu_theorem7"] == pytest.approx(float(mp.sqrt(2)), rel=1e-15)
-    delta0 = 1 - (1 - mp.mpf("1e-6")) ** 50
-    target = (mp.mpf("1e-4") - delta0) / (1 - delta0)
-    assert row["epsilon"] == pytest.approx(float(mp_gdp_epsilon(target, theorem5_mu(parts))), rel=1e-9)
+    with mp.workdps(30):
+        assert row["mu_theorem7"] == pytest.approx(float(mp.sqrt(2)), rel=1e-15)
+        delta0 = 1 - (1 - mp.mpf("1e-6")) ** 50
+        target = (mp.mpf("1e-4") - delta0) / (1 - delta0)
+        assert row["epsilon"] == pytest.approx(float(mp_gdp_epsilon(target, theorem5_mu(parts))), rel=1e-9)
 
 
 def test_clt_verbose_mu_rows(gdpcli) -> None:
@@ -220,23 +227,25 @@ def test_subsampled_laplace(gdpcli, sampling: str) -> None:
     outcome = gdpcli("subsample", *args, "--method", "clt", "-v", "-f", "json")
     [row] = rows(outcome)
     chi2, chi2_plus = mp_laplace_chi_square(1.0)
-    mu = mp.sqrt(2 * chi2_plus) if sampling == "fixed" else mp.sqrt(chi2)
-    assert (row["guarantee"], row["method"]) == ("approximation", "clt")
-    assert row["mu"] == pytest.approx(float(mu), rel=1e-9)
-    assert row["delta"] == pytest.approx(float(mp_gdp_delta(1, mu)), rel=1e-8)
-    assert row["nu"] == pytest.approx(1.0, rel=1e-15)
-    functional = ("chi2_plus", chi2_plus) if sampling == "fixed" else ("chi2", chi2)
-    assert row[functional[0]] == pytest.approx(float(functional[1]), rel=1e-9)
-    assert outcome.json()["inputs"]["method"] == "clt"
+    with mp.workdps(30):
+        mu = mp.sqrt(2 * chi2_plus) if sampling == "fixed" else mp.sqrt(chi2)
+        assert (row["guarantee"], row["method"]) == ("approximation", "clt")
+        assert row["mu"] == pytest.approx(float(mu), rel=1e-9)
+        assert row["delta"] == pytest.approx(float(mp_gdp_delta(1, mu)), rel=1e-8)
+        assert row["nu"] == pytest.approx(1.0, rel=1e-15)
+        functional = ("chi2_plus", chi2_plus) if sampling == "fixed" else ("chi2", chi2)
+        assert row[functional[0]] == pytest.approx(float(functional[1]), rel=1e-9)
+        assert outcome.json()["inputs"]["method"] == "clt"
 
 
 def test_subsampled_pure_dp_fixed(gdpcli) -> None:
     """400 steps of f_{0.5,0} at p = 0.05 (nu = 1), fixed-size: mu = sqrt(2 chi2_plus(f_{0.5,0}))."""
     args = ("dp:eps=0.5x400", "--rate", "0.05", "--sampling", "fixed", "--delta", "1e-5", "--method", "clt")
     [row] = rows(gdpcli("subsample", *args, "-f", "json"))
-    mu = mp.sqrt(2 * mp_randomized_response_chi_square(0.5)[1])
-    assert row["mu"] == pytest.approx(float(mu), rel=1e-10)
-    assert row["epsilon"] == pytest.approx(float(mp_gdp_epsilon("1e-5", mu)), rel=1e-9)
+    with mp.workdps(30):
+        mu = mp.sqrt(2 * mp_randomized_response_chi_square(0.5)[1])
+        assert row["mu"] == pytest.approx(float(mu), rel=1e-10)
+        assert row["epsilon"] == pytest.approx(float(mp_gdp_epsilon("1e-5", mu)), rel=1e-9)
 
 
 @pytest.mark.parametrize(("sampling", "key"), [("fixed", "mu_clt_fixed"), ("poisson", "mu_clt_poisson")])
@@ -285,7 +294,8 @@ def test_gaussian_chi_square_details(gdpcli) -> None:
     [row] = rows(gdpcli("subsample", *args, "-f", "json"))
     chi2_plus = mp_gaussian_chi_square(1.0)[1]
     assert row["chi2_plus"] == pytest.approx(float(chi2_plus), rel=1e-12)
-    assert row["mu"] == pytest.approx(float(mp.sqrt(2 * chi2_plus)), rel=1e-12)
+    with mp.workdps(30):
+        assert row["mu"] == pytest.approx(float(mp.sqrt(2 * chi2_plus)), rel=1e-12)
 
 
 def test_method_all_puts_the_clt_beside_the_rigorous_bounds(gdpcli) -> None:

@@ -36,11 +36,11 @@ def test_pure_dp_binomial_exact(gdpcli, reference) -> None:
     assert row["guarantee"] == "exact"
 
 
+@mp.workdps(60)
 def mp_binomial_beta(epsilon0: str, times: int, alpha: float) -> mp.mpf:
     """beta(alpha) of f_{eps0,0}^{(x)k} by Neyman-Pearson in mpmath: j heads of B(k, p) under P have loss
     (2j - k) eps0 (p = e^eps0 / (1 + e^eps0)), the same count has Q-probability with p and 1 - p swapped;
     the best test rejects the lowest losses first, randomizing on the atom where alpha runs out."""
-    mp.mp.dps = 60
     eps0 = mp.mpf(epsilon0)
     p = mp.exp(eps0) / (1 + mp.exp(eps0))
     spent, rejected_q = mp.mpf(0), mp.mpf(0)
@@ -67,9 +67,10 @@ def test_pure_dp_tradeoff_exact_at_many_compositions(gdpcli, times: int) -> None
 
 def test_clt_mu_of_pure_dp(gdpcli) -> None:
     [row] = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--method", "clt", "--to", "mu", "-f", "json"))
-    expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))  # Theorem 5's mu for this list
-    assert row["mu"] == pytest.approx(float(expected), rel=1e-10)
-    assert row["guarantee"] == "approximation"
+    with mp.workdps(40):
+        expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))  # Theorem 5's mu for this list
+        assert row["mu"] == pytest.approx(float(expected), rel=1e-10)
+        assert row["guarantee"] == "approximation"
 
 
 def test_composition_close_to_g1(gdpcli) -> None:
@@ -77,14 +78,15 @@ def test_composition_close_to_g1(gdpcli) -> None:
     result = rows(gdpcli("compose", f"dp:eps={EPS0}x10", "--alpha", "0:1:2001", "-f", "json"))
     alpha = np.array([r["alpha"] for r in result])
     beta = np.array([r["beta"] for r in result])
-    g1 = np.array(
-        [
-            float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - 1)) if 0 < a < 1 else 1 - a
-            for a in alpha
-        ]
-    )  # G_1(a) = Phi(Phi^-1(1 - a) - 1), mpmath
-    assert np.max(np.abs(beta - g1)) < 0.013
-    assert np.max(np.abs(beta - g1)) > 0.005  # the curves are not identical: the test can fail
+    with mp.workdps(40):
+        g1 = np.array(
+            [
+                float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - 1)) if 0 < a < 1 else 1 - a
+                for a in alpha
+            ]
+        )  # G_1(a) = Phi(Phi^-1(1 - a) - 1), mpmath
+        assert np.max(np.abs(beta - g1)) < 0.013
+        assert np.max(np.abs(beta - g1)) > 0.005  # the curves are not identical: the test can fail
 
 
 def test_heterogeneous_bounds_bracket_and_tighten(gdpcli) -> None:
@@ -272,8 +274,9 @@ def test_gdp_with_a_delta_only_guarantee_is_exact(gdpcli) -> None:
     [profile] = [row for row in found if row.get("epsilon") == 1.0]
     assert profile["delta"] == pytest.approx(float(_with_randomized_response(1.0, 0, 0.01)), rel=1e-13)
     [beta] = [row for row in found if "alpha" in row]
-    expected = 0.99 * mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(0.1) / mp.mpf(0.99) - 1) - 1)
-    assert beta["beta"] == pytest.approx(float(expected), rel=1e-12)  # (1 - d) G_1(alpha / (1 - d))
+    with mp.workdps(40):
+        expected = 0.99 * mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(0.1) / mp.mpf(0.99) - 1) - 1)
+        assert beta["beta"] == pytest.approx(float(expected), rel=1e-12)  # (1 - d) G_1(alpha / (1 - d))
 
 
 @pytest.mark.parametrize("epsilon0", [1e-3, 1e-6, 1e-9])

@@ -73,8 +73,9 @@ def test_group(gdpcli) -> None:
 
     from tests.core.test_gdp import mp_delta
 
-    expected = mp.findroot(lambda e: mp_delta(e, 2) - mp.mpf("1e-5"), 10)
-    assert row["epsilon"] == pytest.approx(float(expected), rel=1e-12)
+    with mp.workdps(40):
+        expected = mp.findroot(lambda e: mp_delta(e, 2) - mp.mpf("1e-5"), 10)
+        assert row["epsilon"] == pytest.approx(float(expected), rel=1e-12)
 
 
 def test_laplace_tradeoff(gdpcli) -> None:
@@ -247,10 +248,10 @@ def test_group_of_laplace_is_laplace_at_group_sensitivity(gdpcli, group: int) ->
     outcome = gdpcli("convert", "laplace:b=1", "--group", str(group), "--delta", "1e-5", "-f", "json")
     assert outcome.code == 0, outcome.stderr
     (row,) = outcome.json()["rows"]
-    mp.mp.dps = 40
-    exact = mp.mpf(group) + 2 * mp.log(1 - mp.mpf("1e-5"))
-    assert row["guarantee"] == "exact"
-    assert row["epsilon"] == pytest.approx(float(exact), rel=1e-12)
+    with mp.workdps(40):
+        exact = mp.mpf(group) + 2 * mp.log(1 - mp.mpf("1e-5"))
+        assert row["guarantee"] == "exact"
+        assert row["epsilon"] == pytest.approx(float(exact), rel=1e-12)
 
 
 def test_general_group_bound_has_a_stated_limit(gdpcli) -> None:
@@ -270,12 +271,12 @@ def test_lemma2_when_the_minimiser_is_below_the_paper_grid(gdpcli) -> None:
     assert outcome.code == 0, outcome.stderr
     (row,) = outcome.json()["rows"]
     (lemma1,) = gdpcli(*run, "--method", "rdp", "--conversion", "lemma1").json()["rows"]
-    mp.mp.dps = 30
-    mu = 10 * mp.sqrt(1000)  # 1000 x G_10
+    with mp.workdps(30):
+        mu = 10 * mp.sqrt(1000)  # 1000 x G_10
 
-    def delta(eps: mp.mpf) -> mp.mpf:
-        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2) - mp.mpf("5e-4")
+        def delta(eps: mp.mpf) -> mp.mpf:
+            return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2) - mp.mpf("5e-4")
 
-    exact = mp.findroot(delta, (mp.mpf(40000), mp.mpf(60000)), solver="bisect")
-    assert (row["guarantee"], row["order"]) == ("upper_bound", pytest.approx(1.499995))
-    assert row["epsilon"] >= lemma1["epsilon"] >= float(exact)
+        exact = mp.findroot(delta, (mp.mpf(40000), mp.mpf(60000)), solver="bisect")
+        assert (row["guarantee"], row["order"]) == ("upper_bound", pytest.approx(1.499995))
+        assert row["epsilon"] >= lemma1["epsilon"] >= float(exact)

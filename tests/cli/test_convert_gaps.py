@@ -7,9 +7,8 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, at_least_digits
 
-mp.mp.dps = 50
 E = mp.e
 
 
@@ -113,9 +112,10 @@ def test_equal_error_pld_of_gdp_brackets_phi(gdpcli) -> None:
     rows = by_label(
         rows_of(gdpcli("convert", "gdp:mu=1", "--method", "pld", "--to", "equal-error", "-f", "json"))
     )
-    truth = float(mp.ncdf(-mp.mpf("0.5")))
-    assert rows["lower_bound"]["equal_error"] <= truth <= rows["upper_bound"]["equal_error"]
-    assert rows["upper_bound"]["equal_error"] - truth < 1e-3
+    with mp.workdps(50):
+        truth = float(mp.ncdf(-mp.mpf("0.5")))
+        assert rows["lower_bound"]["equal_error"] <= truth <= rows["upper_bound"]["equal_error"]
+        assert rows["upper_bound"]["equal_error"] - truth < 1e-3
 
 
 def test_equal_error_of_the_clt_is_an_approximation(gdpcli) -> None:
@@ -124,7 +124,8 @@ def test_equal_error_of_the_clt_is_an_approximation(gdpcli) -> None:
         gdpcli("convert", "gaussian:sigma=2x4", "--method", "clt", "--to", "equal-error", "-f", "json")
     )
     assert row["guarantee"] == "approximation"
-    assert row["equal_error"] == pytest.approx(float(mp.ncdf(-mp.mpf("0.5"))), rel=1e-9)
+    with mp.workdps(50):
+        assert row["equal_error"] == pytest.approx(float(mp.ncdf(-mp.mpf("0.5"))), rel=1e-9)
 
 
 def test_equal_error_formats(gdpcli) -> None:
@@ -145,6 +146,7 @@ def test_equal_error_needs_a_tradeoff_function(gdpcli) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+@at_least_digits(50)
 def implied_delta(epsilon0: str, delta0: str, epsilon: str) -> mp.mpf:
     """GDPT Thm 3.1: (eps0, delta0)-DP implies (eps, delta)-DP iff delta >= delta0 + (1 - delta0)
     (e^eps0 - e^eps)_+ / (1 + e^eps0) (re-derived: sup_a 1 - f_{eps0,delta0}(a) - e^eps a, attained at the
@@ -160,15 +162,16 @@ def implied_delta(epsilon0: str, delta0: str, epsilon: str) -> mp.mpf:
 def test_implies_for_dp_is_gdpt_theorem_3_1(gdpcli, epsilon0: str, delta0: str, epsilon: str) -> None:
     spec = f"dp:eps={epsilon0},delta={delta0}" if delta0 != "0" else f"dp:eps={epsilon0}"
     threshold = implied_delta(epsilon0, delta0, epsilon)
-    above, below = float(threshold * (1 + mp.mpf("1e-9"))), float(threshold * (1 - mp.mpf("1e-9")))
-    yes = gdpcli("convert", spec, "--implies", f"{epsilon},{above!r}", "-f", "json")
-    row = one_row(yes)
-    assert (row["implied"], row["guarantee"]) == ("yes", "exact")
-    assert row["delta"] == pytest.approx(float(threshold), rel=1e-13)
-    assert (row["epsilon"], row["target_delta"]) == (float(epsilon), above)
-    no = gdpcli("convert", spec, "--implies", f"{epsilon},{below!r}", "-f", "json")
-    assert "does not imply" in one_line_error(no, code=3)
-    assert no.json()["rows"][0]["implied"] == "no"
+    with mp.workdps(50):
+        above, below = float(threshold * (1 + mp.mpf("1e-9"))), float(threshold * (1 - mp.mpf("1e-9")))
+        yes = gdpcli("convert", spec, "--implies", f"{epsilon},{above!r}", "-f", "json")
+        row = one_row(yes)
+        assert (row["implied"], row["guarantee"]) == ("yes", "exact")
+        assert row["delta"] == pytest.approx(float(threshold), rel=1e-13)
+        assert (row["epsilon"], row["target_delta"]) == (float(epsilon), above)
+        no = gdpcli("convert", spec, "--implies", f"{epsilon},{below!r}", "-f", "json")
+        assert "does not imply" in one_line_error(no, code=3)
+        assert no.json()["rows"][0]["implied"] == "no"
 
 
 def test_implies_beyond_eps0_needs_delta0(gdpcli) -> None:
@@ -184,14 +187,19 @@ def test_pure_dp_implies_itself_with_delta_zero(gdpcli) -> None:
 
 def test_implies_for_gdp(gdpcli) -> None:
     """delta(1; 1) = Phi(-1/2) - e Phi(-3/2) (GDP paper Cor. 1)."""
-    truth = mp.ncdf(-mp.mpf("0.5")) - E * mp.ncdf(-mp.mpf("1.5"))
-    assert gdpcli("convert", "gdp:mu=1", "--implies", f"1,{float(truth * (1 + mp.mpf('1e-9')))!r}").code == 0
-    one_line_error(
-        gdpcli("convert", "gdp:mu=1", "--implies", f"1,{float(truth * (1 - mp.mpf('1e-9')))!r}"), 3
-    )
-    grouped = one_row(gdpcli("convert", "gdp:mu=0.5", "--group", "2", "--implies", "1,0.127", "-f", "json"))
-    assert grouped["delta"] == pytest.approx(float(truth), rel=1e-12)  # 2 x 0.5 = 1
-    assert grouped["implied"] == "yes"
+    with mp.workdps(50):
+        truth = mp.ncdf(-mp.mpf("0.5")) - E * mp.ncdf(-mp.mpf("1.5"))
+        assert (
+            gdpcli("convert", "gdp:mu=1", "--implies", f"1,{float(truth * (1 + mp.mpf('1e-9')))!r}").code == 0
+        )
+        one_line_error(
+            gdpcli("convert", "gdp:mu=1", "--implies", f"1,{float(truth * (1 - mp.mpf('1e-9')))!r}"), 3
+        )
+        grouped = one_row(
+            gdpcli("convert", "gdp:mu=0.5", "--group", "2", "--implies", "1,0.127", "-f", "json")
+        )
+        assert grouped["delta"] == pytest.approx(float(truth), rel=1e-12)  # 2 x 0.5 = 1
+        assert grouped["implied"] == "yes"
 
 
 def test_implies_decides_on_rigorous_pld_bounds(gdpcli) -> None:
@@ -216,13 +224,14 @@ def test_implies_from_an_rdp_statement(gdpcli) -> None:
     exp(-(alpha - 1)(eps - D_alpha)) = exp(-14) = 8.3e-7 at eps = 3, and the optimal one is no larger.
     Undecided: N(0.5, 1) vs N(0, 1) has D_8 = 8 * 0.5^2 / 2 = 1, and its delta(1) = Phi(-1.75) - e Phi(-2.25)
     = 0.0069 (mpmath below) > 1e-10, so no rigorous upper bound is <= 1e-10, and no lower bound is > 0."""
-    assert float(mp.exp(-14)) < 1e-6
-    assert gdpcli("convert", "rdp:alpha=8,eps=1", "--implies", "3,1e-6").code == 0
-    witness = mp.ncdf(-mp.mpf("1.75")) - E * mp.ncdf(-mp.mpf("2.25"))
-    assert witness > mp.mpf("1e-10")
-    outcome = gdpcli("convert", "rdp:alpha=8,eps=1", "--implies", "1,1e-10", "-f", "json")
-    assert "undecided" in one_line_error(outcome, code=1)
-    assert all(row["implied"] == "undecided" for row in outcome.json()["rows"])
+    with mp.workdps(50):
+        assert float(mp.exp(-14)) < 1e-6
+        assert gdpcli("convert", "rdp:alpha=8,eps=1", "--implies", "3,1e-6").code == 0
+        witness = mp.ncdf(-mp.mpf("1.75")) - E * mp.ncdf(-mp.mpf("2.25"))
+        assert witness > mp.mpf("1e-10")
+        outcome = gdpcli("convert", "rdp:alpha=8,eps=1", "--implies", "1,1e-10", "-f", "json")
+        assert "undecided" in one_line_error(outcome, code=1)
+        assert all(row["implied"] == "undecided" for row in outcome.json()["rows"])
 
 
 def test_implies_never_rests_on_an_approximation(gdpcli) -> None:
@@ -251,6 +260,7 @@ def test_implies_bad_input(gdpcli, value: str, words: str) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+@at_least_digits(50)
 def delta_at_zero(mu: str) -> mp.mpf:
     """delta(0; mu) = Phi(mu/2) - Phi(-mu/2) = 2 Phi(mu/2) - 1 (GDP paper Cor. 1 at eps = 0; Balle and Wang
     2018 Thm 8 at eps = 0)."""
@@ -273,15 +283,17 @@ def test_delta_at_epsilon_zero_small_and_large_mu(gdpcli, mu: str) -> None:
 def test_profile_from_zero(gdpcli) -> None:
     """delta(eps; 1) = Phi(-eps + 1/2) - e^eps Phi(-eps - 1/2) (GDP paper Cor. 1)."""
     rows = rows_of(gdpcli("convert", "gdp:mu=1", "--epsilon", "0,1,2", "-f", "json"))
-    for row, eps in zip(rows, (0, 1, 2), strict=True):
-        truth = mp.ncdf(-eps + mp.mpf("0.5")) - mp.exp(eps) * mp.ncdf(-eps - mp.mpf("0.5"))
-        assert row["epsilon"] == eps and row["delta"] == pytest.approx(float(truth), rel=1e-13)
+    with mp.workdps(50):
+        for row, eps in zip(rows, (0, 1, 2), strict=True):
+            truth = mp.ncdf(-eps + mp.mpf("0.5")) - mp.exp(eps) * mp.ncdf(-eps - mp.mpf("0.5"))
+            assert row["epsilon"] == eps and row["delta"] == pytest.approx(float(truth), rel=1e-13)
 
 
 def test_epsilon_is_zero_above_delta_at_zero(gdpcli) -> None:
-    above = float(delta_at_zero("1") * (1 + mp.mpf("1e-6")))
-    rows = rows_of(gdpcli("convert", "gdp:mu=1", "--delta", f"{above!r},0.5", "-f", "json"))
-    assert [row["epsilon"] for row in rows] == [0.0, 0.0]
+    with mp.workdps(50):
+        above = float(delta_at_zero("1") * (1 + mp.mpf("1e-6")))
+        rows = rows_of(gdpcli("convert", "gdp:mu=1", "--delta", f"{above!r},0.5", "-f", "json"))
+        assert [row["epsilon"] for row in rows] == [0.0, 0.0]
 
 
 @pytest.mark.parametrize(("delta", "sens"), [("0.1", "1"), ("1e-5", "2"), ("0.9", "1")])
@@ -292,13 +304,14 @@ def test_calibrate_gaussian_at_epsilon_zero(gdpcli, delta: str, sens: str) -> No
         "calibrate", "gaussian", "--epsilon", "0", "--delta", delta, "--sens", sens, "-f", "json"
     )
     row = one_row(outcome)
-    exact = mp.mpf(sens) / (
-        2 * mp.sqrt(2) * mp.erfinv(mp.mpf(delta))
-    )  # 2 Phi^-1((1+d)/2) = 2 sqrt2 erfinv(d)
-    assert exact <= mp.mpf(row["sigma"]) <= exact * (1 + mp.mpf("1e-11"))
-    assert (row["method"], row["guarantee"], row["valid"]) == ("analytic", "exact", True)
-    assert row["achieved_epsilon"] == 0.0
-    assert row["achieved_delta"] <= float(delta)
+    with mp.workdps(50):
+        exact = mp.mpf(sens) / (
+            2 * mp.sqrt(2) * mp.erfinv(mp.mpf(delta))
+        )  # 2 Phi^-1((1+d)/2) = 2 sqrt2 erfinv(d)
+        assert exact <= mp.mpf(row["sigma"]) <= exact * (1 + mp.mpf("1e-11"))
+        assert (row["method"], row["guarantee"], row["valid"]) == ("analytic", "exact", True)
+        assert row["achieved_epsilon"] == 0.0
+        assert row["achieved_delta"] <= float(delta)
 
 
 def test_calibrate_gaussian_epsilon_list_with_zero(gdpcli) -> None:

@@ -12,6 +12,8 @@ import math
 import mpmath as mp
 import pytest
 
+from tests.conftest import at_least_digits
+
 
 @mp.workdps(30)
 def divergences_of(p, q, lo, hi, points=()) -> dict[str, mp.mpf]:
@@ -41,6 +43,7 @@ def sums_of(p: list, q: list) -> dict[str, mp.mpf]:
     }
 
 
+@at_least_digits(30)
 def composed(values: dict[str, mp.mpf], times: int) -> dict[str, mp.mpf]:
     """Of the times-fold product pair."""
     return {
@@ -61,6 +64,7 @@ def laplace(epsilon: float) -> dict[str, mp.mpf]:
     return divergences_of(density(0), density(epsilon), -mp.inf, mp.inf, [0, epsilon / 2, epsilon])
 
 
+@at_least_digits(30)
 def randomized_response(keep: float) -> dict[str, mp.mpf]:
     keep = mp.mpf(keep)
     return sums_of([keep, 1 - keep], [1 - keep, keep])
@@ -95,16 +99,17 @@ def test_closed_forms(gdpcli, spec: str, times: int, expected: dict, to: str) ->
 
 def test_eps_delta_atom(gdpcli) -> None:
     """dp:eps,delta > 0: P's atom where Q has none makes KL and chi2 infinite; Hellinger is finite."""
-    epsilon, delta = mp.mpf(1), mp.mpf("1e-3")
-    keep = (1 - delta) * mp.e**epsilon / (1 + mp.e**epsilon)
-    expected = sums_of([delta, keep, 1 - delta - keep, 0], [0, 1 - delta - keep, keep, delta])
-    row = the(gdpcli, "dp:eps=1,delta=1e-3", "hellinger")
-    assert row["hellinger"] == pytest.approx(float(expected["hellinger"]), rel=1e-12)
-    for to in ("kl", "chi2"):
-        assert expected[to] == mp.inf
-        row = the(gdpcli, "dp:eps=1,delta=1e-3", to)
-        assert row[to] is None  # JSON has no inf: null with the reason
-        assert row["reason"] == f"{to} = inf: the true {to} is infinite"
+    with mp.workdps(30):
+        epsilon, delta = mp.mpf(1), mp.mpf("1e-3")
+        keep = (1 - delta) * mp.e**epsilon / (1 + mp.e**epsilon)
+        expected = sums_of([delta, keep, 1 - delta - keep, 0], [0, 1 - delta - keep, keep, delta])
+        row = the(gdpcli, "dp:eps=1,delta=1e-3", "hellinger")
+        assert row["hellinger"] == pytest.approx(float(expected["hellinger"]), rel=1e-12)
+        for to in ("kl", "chi2"):
+            assert expected[to] == mp.inf
+            row = the(gdpcli, "dp:eps=1,delta=1e-3", to)
+            assert row[to] is None  # JSON has no inf: null with the reason
+            assert row["reason"] == f"{to} = inf: the true {to} is infinite"
 
 
 @mp.workdps(30)
@@ -185,5 +190,6 @@ def test_bad_input(gdpcli, arguments: tuple[str, ...], words: str) -> None:
 def test_total_variation_with_group(gdpcli) -> None:
     """--group 2 of gdp:mu=1 is G_2 (GDP paper Thm 3, exact for GDP): TV = 2 Phi(1) - 1."""
     row = the(gdpcli, "gdp:mu=1", "tv", "--group", "2")
-    assert row["tv"] == pytest.approx(float(2 * mp.ncdf(1) - 1), rel=1e-12)
-    assert (row["guarantee"], row["group"]) == ("exact", 2)
+    with mp.workdps(30):
+        assert row["tv"] == pytest.approx(float(2 * mp.ncdf(1) - 1), rel=1e-12)
+        assert (row["guarantee"], row["group"]) == ("exact", 2)

@@ -76,14 +76,15 @@ def test_noise_family_raw_and_refined(gdpcli) -> None:
     assert "tangent_epsilon_2" not in row
     # Recipe (sup at eps = 0): c2 solves -2c e^{-c^2}(1 + e^c) + (1 - e^{-c^2}) e^c = 0, d2 = e^{-c2^2},
     # delta(0) = d2 + (1 - d2)(e^c2 - 1)/(1 + e^c2) (Thm 3.1), mu = 2 sqrt(2) erfinv(delta(0)).
-    c2 = mp.findroot(
-        lambda c: -2 * c * mp.exp(-(c**2)) * (1 + mp.exp(c)) + (1 - mp.exp(-(c**2))) * mp.exp(c), 1.2
-    )
-    d2 = mp.exp(-(c2**2))
-    expected = float(2 * mp.sqrt(2) * mp.erfinv(d2 + (1 - d2) * (mp.exp(c2) - 1) / (1 + mp.exp(c2))))
-    assert expected == pytest.approx(1.8563573, abs=1e-7)
-    assert_interval(row, expected)
-    assert row["verdict"] == "gdp"
+    with mp.workdps(30):
+        c2 = mp.findroot(
+            lambda c: -2 * c * mp.exp(-(c**2)) * (1 + mp.exp(c)) + (1 - mp.exp(-(c**2))) * mp.exp(c), 1.2
+        )
+        d2 = mp.exp(-(c2**2))
+        expected = float(2 * mp.sqrt(2) * mp.erfinv(d2 + (1 - d2) * (mp.exp(c2) - 1) / (1 + mp.exp(c2))))
+        assert expected == pytest.approx(1.8563573, abs=1e-7)
+        assert_interval(row, expected)
+        assert row["verdict"] == "gdp"
 
 
 def test_icea_raw_and_refined(gdpcli) -> None:
@@ -103,9 +104,10 @@ def test_laplace_is_gdp_with_tail_limit_zero(gdpcli, b: str) -> None:
     row = one_row(gdpcli("gdpt-identify", f"laplace:b={b}", "-f", "json"))
     assert (row["verdict"], row["tail_limit"]) == ("gdp", TAILS["laplace"])
     # Thm 5.1: eps0-DP (eps0 = 1/b) implies at most this mu; Laplace is eps0-DP and strictly better.
-    eps0 = 1 / mp.mpf(b)
-    assert row["mu_upper"] <= float(-2 * mp.sqrt(2) * mp.erfinv(2 / (1 + mp.exp(eps0)) - 1)) + 1e-3
-    assert row["slack"] <= 1e-3
+    with mp.workdps(30):
+        eps0 = 1 / mp.mpf(b)
+        assert row["mu_upper"] <= float(-2 * mp.sqrt(2) * mp.erfinv(2 / (1 + mp.exp(eps0)) - 1)) + 1e-3
+        assert row["slack"] <= 1e-3
 
 
 def test_composed_pure_dp_is_binomial_and_exact(gdpcli) -> None:
@@ -113,15 +115,16 @@ def test_composed_pure_dp_is_binomial_and_exact(gdpcli) -> None:
     assert (row["profile"], row["verdict"], row["tail_limit"]) == ("binomial", "gdp", 0.0)
     # Recipe: the exact profile of 10-fold 0.5-DP at eps = 0 is TV = sum_j |P_j - Q_j| / 2 over the binomial
     # losses (Kairouz et al.), and G(0) = 2 sqrt(2) erfinv(TV) <= sup G.
-    q = 1 / (1 + mp.exp(mp.mpf("0.5")))
-    tv = sum(
-        abs(mp.binomial(10, j) * ((1 - q) ** j * q ** (10 - j) - q**j * (1 - q) ** (10 - j)))
-        for j in range(11)
-    )
-    assert row["mu_upper"] >= float(2 * mp.sqrt(2) * mp.erfinv(tv / 2))
-    assert row["slack"] <= 1e-3
-    approx = one_row(gdpcli("gdpt-identify", "dp:eps=0.5,delta=1e-6x10", "-f", "json"))
-    assert approx["verdict"] == "not_gdp" and infinite(approx, "tail_limit")
+    with mp.workdps(30):
+        q = 1 / (1 + mp.exp(mp.mpf("0.5")))
+        tv = sum(
+            abs(mp.binomial(10, j) * ((1 - q) ** j * q ** (10 - j) - q**j * (1 - q) ** (10 - j)))
+            for j in range(11)
+        )
+        assert row["mu_upper"] >= float(2 * mp.sqrt(2) * mp.erfinv(tv / 2))
+        assert row["slack"] <= 1e-3
+        approx = one_row(gdpcli("gdpt-identify", "dp:eps=0.5,delta=1e-6x10", "-f", "json"))
+        assert approx["verdict"] == "not_gdp" and infinite(approx, "tail_limit")
 
 
 def test_subsampled_uses_rigorous_pld_bounds(gdpcli) -> None:
@@ -297,8 +300,9 @@ def test_pure_dp_mechanism_interval_is_the_head_once_the_profile_vanishes(gdpcli
     """dp:eps=0.5,p=0.1x10 is pure 10 log(1 + 0.1 (e^0.5 - 1))-DP (GDP paper Lemma 2): its profile is 0
     beyond 0.629, inside the measured head, so the head's certified interval is the mechanism's."""
     row = one_row(gdpcli("gdpt-identify", "dp:eps=0.5,p=0.1x10", "-f", "json"))
-    assert row["eps_head"] >= float(10 * mp.log1p(mp.mpf("0.1") * mp.expm1(mp.mpf("0.5"))))
-    assert (row["mu_lower"], row["mu_upper"]) == (row["head_mu_lower"], row["head_mu_upper"])
+    with mp.workdps(30):
+        assert row["eps_head"] >= float(10 * mp.log1p(mp.mpf("0.1") * mp.expm1(mp.mpf("0.5"))))
+        assert (row["mu_lower"], row["mu_upper"]) == (row["head_mu_lower"], row["head_mu_upper"])
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-mp.mp.dps = 30
+from tests.conftest import at_least_digits
 
 
 def summary(outcome) -> dict:
@@ -26,11 +26,13 @@ def summary(outcome) -> dict:
     return row
 
 
+@at_least_digits(30)
 def mp_delta(epsilon: mp.mpf, mu: mp.mpf) -> mp.mpf:
     """mpmath: delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP paper Cor. 1)."""
     return mp.ncdf(-epsilon / mu + mu / 2) - mp.exp(epsilon) * mp.ncdf(-epsilon / mu - mu / 2)
 
 
+@at_least_digits(30)
 def mp_mu_gdp(epsilon: mp.mpf, delta: mp.mpf) -> mp.mpf:
     """mpmath: mu_GDP(eps, delta), the mu with delta_mu(eps) = delta (increasing in mu), by bisection
     (64 steps on [0, 40]: to 2e-18, rounded down)."""
@@ -41,11 +43,13 @@ def mp_mu_gdp(epsilon: mp.mpf, delta: mp.mpf) -> mp.mpf:
     return low
 
 
+@at_least_digits(30)
 def mp_laplace(epsilon: mp.mpf, eps_head: float) -> mp.mpf:
     """The Laplace mechanism's profile at sens / b = eps_head: max(0, 1 - e^{(eps - eps_head)/2})."""
     return max(mp.mpf(0), 1 - mp.exp((epsilon - eps_head) / 2))
 
 
+@at_least_digits(30)
 def mp_rectified_sup(profile, eps_head: float, epsilons: list[mp.mpf]) -> float:
     """mpmath recipe: max over the given epsilons of mu_GDP(eps, min(profile(eps), Laplace(eps))), a lower
     bound on sup G of the rectified profile (equal to it when the sup is at one of them)."""
@@ -62,10 +66,11 @@ def test_not_gdp_mechanism_becomes_gdp(gdpcli) -> None:
     )
     assert row["verdict"] == "not_gdp" and row["mu_upper"] is None
     assert row["laplace_b"] == 0.1 and (row["rectify_low"], row["rectify_high"]) == (0.0, 1.0)
-    expected = float(mp_mu_gdp(10 + 2 * mp.log(1 - mp.mpf("1e-6")), mp.mpf("1e-6")))
-    assert expected <= row["rectified_mu_upper"] <= expected + 1e-3
-    assert row["rectified_mu_upper"] <= row["head_mu_upper"]  # what Thm 4.7 states, at most
-    assert "rectified_mu_upper" not in row.get("reason", "")
+    with mp.workdps(30):
+        expected = float(mp_mu_gdp(10 + 2 * mp.log(1 - mp.mpf("1e-6")), mp.mpf("1e-6")))
+        assert expected <= row["rectified_mu_upper"] <= expected + 1e-3
+        assert row["rectified_mu_upper"] <= row["head_mu_upper"]  # what Thm 4.7 states, at most
+        assert "rectified_mu_upper" not in row.get("reason", "")
 
 
 def test_the_laplace_noise_bounds_what_the_theorem_cannot(gdpcli) -> None:
@@ -75,10 +80,11 @@ def test_the_laplace_noise_bounds_what_the_theorem_cannot(gdpcli) -> None:
     args = ("gdpt-identify", "family:A=2,B=1,sigma=2", "--eps-head", "20", "--rectify", "0,1", "-f", "json")
     row = summary(gdpcli(*args))
     assert row["head_mu_upper"] is None
-    grid = [mp.mpf(k) / 2000 for k in range(21)] + [mp.mpf(k) / 4 for k in range(1, 81, 4)]
-    expected = mp_rectified_sup(lambda e: min(mp.mpf(1), mp.exp(-(e**2))), 20.0, grid)
-    assert expected - 1e-12 <= row["rectified_mu_upper"] <= expected + 2e-3
-    assert 8.15 < expected < 8.16
+    with mp.workdps(30):
+        grid = [mp.mpf(k) / 2000 for k in range(21)] + [mp.mpf(k) / 4 for k in range(1, 81, 4)]
+        expected = mp_rectified_sup(lambda e: min(mp.mpf(1), mp.exp(-(e**2))), 20.0, grid)
+        assert expected - 1e-12 <= row["rectified_mu_upper"] <= expected + 2e-3
+        assert 8.15 < expected < 8.16
 
 
 def test_a_gdp_mechanism_keeps_its_mu(gdpcli) -> None:
@@ -175,13 +181,23 @@ def test_delta_near_one_certifies_nothing_instead_of_failing(gdpcli) -> None:
     from gdpcli.core import gdpt
 
     found = gdpt.mu_bound(np.array([0.0, 1.0]), np.array([-4.221134250744305e-09, -0.5]), "upper")
-    near_one = float(mp_mu_gdp(mp.mpf(0), mp.exp(mp.mpf("-4.221134250744305e-09"))))
-    assert near_one <= found[0] <= near_one * (1 + 1e-5)
-    expected = float(mp_mu_gdp(mp.mpf(1), mp.exp(mp.mpf("-0.5"))))
-    assert expected <= found[1] <= expected * (1 + 1e-9)
-    args = ("gdpt-identify", "family:A=2,B=1,sigma=2", "--eps-head", "70", "--rectify", "0,1", "-f", "json")
-    row = summary(gdpcli(*args))
-    assert (
-        row["rectified_mu_upper"] is None
-        and "rectified_mu_upper = inf: the rectified profile" in row["reason"]
-    )
+    with mp.workdps(30):
+        near_one = float(mp_mu_gdp(mp.mpf(0), mp.exp(mp.mpf("-4.221134250744305e-09"))))
+        assert near_one <= found[0] <= near_one * (1 + 1e-5)
+        expected = float(mp_mu_gdp(mp.mpf(1), mp.exp(mp.mpf("-0.5"))))
+        assert expected <= found[1] <= expected * (1 + 1e-9)
+        args = (
+            "gdpt-identify",
+            "family:A=2,B=1,sigma=2",
+            "--eps-head",
+            "70",
+            "--rectify",
+            "0,1",
+            "-f",
+            "json",
+        )
+        row = summary(gdpcli(*args))
+        assert (
+            row["rectified_mu_upper"] is None
+            and "rectified_mu_upper = inf: the rectified profile" in row["reason"]
+        )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-mp.mp.dps = 40
+from tests.conftest import at_least_digits
 
 
 def rows_of(outcome) -> dict[str, dict]:
@@ -21,6 +21,7 @@ def rows_of(outcome) -> dict[str, dict]:
     return {row["method"]: row for row in outcome.json()["rows"]}
 
 
+@at_least_digits(40)
 def mp_variance(rule: str, epsilon: float, delta: float) -> mp.mpf:
     """mpmath recipe: sigma^2 per round for the unit-sensitivity Gaussian, L = log(1/delta).
     eq23: (sqrt(L + eps) + sqrt(L))^2 / (2 eps^2), i.e. rho T = (sqrt(L + eps) - sqrt(L))^2 in eq. (23);
@@ -32,12 +33,14 @@ def mp_variance(rule: str, epsilon: float, delta: float) -> mp.mpf:
     return eq28 if rule == "eq28" else eq28 - 2 / e**2 * (mp.log(2 * big_l) + 1 - mp.log(e))
 
 
+@at_least_digits(40)
 def mp_delta(epsilon: float, mu: float) -> mp.mpf:
     """mpmath: delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP paper Cor. 1)."""
     e, m = mp.mpf(epsilon), mp.mpf(mu)
     return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
 
 
+@at_least_digits(40)
 def mp_epsilon(delta: float, mu: float) -> float:
     """mpmath: the eps with delta_mu(eps) = delta (delta_mu decreases in eps), by bisection."""
     low, high = mp.mpf(0), mp.mpf(100)
@@ -74,9 +77,12 @@ def test_eq23_step_budget_is_the_references(gdpcli, reference) -> None:
 def test_closed_forms_are_the_papers_formulas(gdpcli, epsilon: float, delta: float, steps: int) -> None:
     """noise = sqrt(T sigma^2 per round) by the mpmath recipe (mp_variance) for each closed form."""
     found = rows_of(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
-    for rule in ("eq23", "eq28", "thm5"):
-        expected = mp.sqrt(steps * mp_variance(rule, epsilon, delta))
-        assert found[f"closed-form-{rule}"]["noise_multiplier"] == pytest.approx(float(expected), rel=1e-13)
+    with mp.workdps(40):
+        for rule in ("eq23", "eq28", "thm5"):
+            expected = mp.sqrt(steps * mp_variance(rule, epsilon, delta))
+            assert found[f"closed-form-{rule}"]["noise_multiplier"] == pytest.approx(
+                float(expected), rel=1e-13
+            )
 
 
 @pytest.mark.parametrize(
@@ -89,13 +95,14 @@ def test_proven_closed_forms_meet_the_target_exactly(
     (GDP paper Cor. 2), and mpmath's delta_mu(target epsilon) is at most the target delta; the row's exact
     achieved_epsilon is mpmath's epsilon at that mu."""
     found = rows_of(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
-    for rule in ("eq23", "eq28"):
-        row = found[f"closed-form-{rule}"]
-        mu = steps**0.5 / row["noise_multiplier"]
-        assert mp_delta(epsilon, mu) <= delta
-        assert (row["valid"], row["guarantee"]) == (True, "exact")
-        assert row["achieved_epsilon"] == pytest.approx(mp_epsilon(delta, mu), rel=1e-9)
-        assert row["achieved_epsilon"] <= epsilon
+    with mp.workdps(40):
+        for rule in ("eq23", "eq28"):
+            row = found[f"closed-form-{rule}"]
+            mu = steps**0.5 / row["noise_multiplier"]
+            assert mp_delta(epsilon, mu) <= delta
+            assert (row["valid"], row["guarantee"]) == (True, "exact")
+            assert row["achieved_epsilon"] == pytest.approx(mp_epsilon(delta, mu), rel=1e-9)
+            assert row["achieved_epsilon"] <= epsilon
 
 
 def test_thm5_without_its_o_term_can_fall_short(gdpcli) -> None:
@@ -104,20 +111,25 @@ def test_thm5_without_its_o_term_can_fall_short(gdpcli) -> None:
     valid=false and its exact achieved_epsilon is above the target."""
     found = rows_of(gdpcli(*sgd("--steps", "1", "--epsilon", "0.5", "--delta", "1e-2")))
     row = found["closed-form-thm5"]
-    assert mp_delta(0.5, 1 / row["noise_multiplier"]) > 1e-2
-    assert row["valid"] is False and row["achieved_epsilon"] > 0.5
-    assert row["achieved_epsilon"] == pytest.approx(mp_epsilon(1e-2, 1 / row["noise_multiplier"]), rel=1e-9)
+    with mp.workdps(40):
+        assert mp_delta(0.5, 1 / row["noise_multiplier"]) > 1e-2
+        assert row["valid"] is False and row["achieved_epsilon"] > 0.5
+        assert row["achieved_epsilon"] == pytest.approx(
+            mp_epsilon(1e-2, 1 / row["noise_multiplier"]), rel=1e-9
+        )
 
 
 def test_thm5_states_no_noise_where_its_variance_is_not_positive(gdpcli) -> None:
     """epsilon 0.1, delta 1e-2 (inside the theorem's eps > 2 delta log(1/delta) = 0.092): the leading
     terms are negative (mp_variance: -173.6), so there is no thm5 row and a note says why."""
-    assert mp_variance("thm5", 0.1, 1e-2) < 0
-    outcome = gdpcli(*sgd("--steps", "1", "--epsilon", "0.1", "--delta", "1e-2"))
-    assert "closed-form-thm5" not in rows_of(outcome)
-    assert any(
-        "closed-form-thm5 states no noise at epsilon 0.1, delta 0.01" in n for n in outcome.json()["notes"]
-    )
+    with mp.workdps(40):
+        assert mp_variance("thm5", 0.1, 1e-2) < 0
+        outcome = gdpcli(*sgd("--steps", "1", "--epsilon", "0.1", "--delta", "1e-2"))
+        assert "closed-form-thm5" not in rows_of(outcome)
+        assert any(
+            "closed-form-thm5 states no noise at epsilon 0.1, delta 0.01" in n
+            for n in outcome.json()["notes"]
+        )
 
 
 def test_dp_accounting_moments_accountant_accepts_the_eq23_noise(gdpcli) -> None:
@@ -138,13 +150,14 @@ def test_poisson_sampling_uses_abadis_rho_and_is_never_valid(gdpcli) -> None:
     epsilon is gdpcli's rigorous PLD upper bound at that noise."""
     args = ("--sampling-rate", "0.01", "--steps", "1000", "--epsilon", "1", "--delta", "1e-5")
     found = rows_of(gdpcli("calibrate", "sgd", *args, "--closed-form", "-f", "json"))
-    q = mp.mpf("0.01")
-    for rule in ("eq23", "eq28", "thm5"):
-        row = found[f"closed-form-{rule}"]
-        expected = q * mp.sqrt(2 * 1000 * mp_variance(rule, 1.0, 1e-5) / (1 - q))
-        assert row["noise_multiplier"] == pytest.approx(float(expected), rel=1e-13)
-        assert (row["valid"], row["guarantee"]) == (False, "upper_bound")
-    assert found["pld"]["noise_multiplier"] <= found["closed-form-eq23"]["noise_multiplier"]
+    with mp.workdps(40):
+        q = mp.mpf("0.01")
+        for rule in ("eq23", "eq28", "thm5"):
+            row = found[f"closed-form-{rule}"]
+            expected = q * mp.sqrt(2 * 1000 * mp_variance(rule, 1.0, 1e-5) / (1 - q))
+            assert row["noise_multiplier"] == pytest.approx(float(expected), rel=1e-13)
+            assert (row["valid"], row["guarantee"]) == (False, "upper_bound")
+        assert found["pld"]["noise_multiplier"] <= found["closed-form-eq23"]["noise_multiplier"]
 
 
 def test_calibrate_gaussian_closed_forms_scale_with_the_sensitivity(gdpcli) -> None:
@@ -164,12 +177,13 @@ def test_calibrate_gaussian_closed_forms_scale_with_the_sensitivity(gdpcli) -> N
         "json",
     )
     found = rows_of(outcome)
-    for rule in ("eq23", "eq28", "thm5"):
-        row = found[f"closed-form-{rule}"]
-        assert row["sigma"] == pytest.approx(float(2 * mp.sqrt(mp_variance(rule, 1.0, 1e-5))), rel=1e-13)
-        assert row["achieved_epsilon"] == pytest.approx(mp_epsilon(1e-5, 2 / row["sigma"]), rel=1e-9)
-        assert row["valid"] is (rule != "thm5") and row["sigma"] > found["analytic"]["sigma"]
-    assert any(note.startswith("closed-form-eq23|eq28|thm5") for note in outcome.json()["notes"])
+    with mp.workdps(40):
+        for rule in ("eq23", "eq28", "thm5"):
+            row = found[f"closed-form-{rule}"]
+            assert row["sigma"] == pytest.approx(float(2 * mp.sqrt(mp_variance(rule, 1.0, 1e-5))), rel=1e-13)
+            assert row["achieved_epsilon"] == pytest.approx(mp_epsilon(1e-5, 2 / row["sigma"]), rel=1e-9)
+            assert row["valid"] is (rule != "thm5") and row["sigma"] > found["analytic"]["sigma"]
+        assert any(note.startswith("closed-form-eq23|eq28|thm5") for note in outcome.json()["notes"])
 
 
 def test_csv_and_table(gdpcli) -> None:

@@ -14,8 +14,6 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-mp.mp.dps = 40
-
 
 def rows_of(outcome) -> list[dict]:
     assert outcome.code == 0, outcome.stderr
@@ -28,16 +26,17 @@ def by(rows: list[dict], measure: str, guarantee: str) -> list[dict]:
 
 def test_gdp_risk_is_exact(gdpcli) -> None:
     rows = rows_of(gdpcli("risk", "gdp:mu=1", "--fpr", "0.001,0.01,0.1", "--prior", "0.5,0.1", "-f", "json"))
-    for row in by(rows, "tpr", "exact"):
-        alpha = mp.mpf(row["fpr"])
-        assert row["value"] == pytest.approx(
-            float(mp.ncdf(1 - mp.sqrt(2) * mp.erfinv(1 - 2 * alpha))), rel=1e-12
-        )
-    [advantage] = by(rows, "advantage", "exact")
-    assert advantage["value"] == pytest.approx(float(2 * mp.ncdf(mp.mpf(1) / 2) - 1), rel=1e-12)
-    bayes = {row["prior"]: row["value"] for row in by(rows, "bayes_success", "exact")}
-    assert bayes[0.5] == pytest.approx(float(mp.ncdf(mp.mpf(1) / 2)), rel=1e-12)  # (1 + advantage) / 2
-    assert bayes[0.1] >= 0.9  # never below guessing "not a member"
+    with mp.workdps(40):
+        for row in by(rows, "tpr", "exact"):
+            alpha = mp.mpf(row["fpr"])
+            assert row["value"] == pytest.approx(
+                float(mp.ncdf(1 - mp.sqrt(2) * mp.erfinv(1 - 2 * alpha))), rel=1e-12
+            )
+        [advantage] = by(rows, "advantage", "exact")
+        assert advantage["value"] == pytest.approx(float(2 * mp.ncdf(mp.mpf(1) / 2) - 1), rel=1e-12)
+        bayes = {row["prior"]: row["value"] for row in by(rows, "bayes_success", "exact")}
+        assert bayes[0.5] == pytest.approx(float(mp.ncdf(mp.mpf(1) / 2)), rel=1e-12)  # (1 + advantage) / 2
+        assert bayes[0.1] >= 0.9  # never below guessing "not a member"
 
 
 def _dp_accounting_tpr(alpha: float, sigma: float, rate: float, steps: int) -> float:
@@ -126,9 +125,10 @@ def test_calibrate_sgd_to_a_risk_target_round_trips(gdpcli) -> None:
 def test_calibrate_gaussian_to_a_risk_target_is_exact(gdpcli, target: tuple[str, ...]) -> None:
     """sigma = 1 / mu with mu = Phi^-1(0.05) + Phi^-1(0.99), or 2 Phi^-1(0.55) (mpmath)."""
     [row] = rows_of(gdpcli("calibrate", "gaussian", *target, "-f", "json"))
-    inverse = lambda p: mp.sqrt(2) * mp.erfinv(2 * mp.mpf(p) - 1)  # noqa: E731
-    expected = inverse("0.05") + inverse("0.99") if "--max-tpr" in target else 2 * inverse("0.55")
-    assert row["guarantee"] == "exact" and row["sigma"] == pytest.approx(float(1 / expected), rel=1e-12)
+    with mp.workdps(40):
+        inverse = lambda p: mp.sqrt(2) * mp.erfinv(2 * mp.mpf(p) - 1)  # noqa: E731
+        expected = inverse("0.05") + inverse("0.99") if "--max-tpr" in target else 2 * inverse("0.55")
+        assert row["guarantee"] == "exact" and row["sigma"] == pytest.approx(float(1 / expected), rel=1e-12)
 
 
 @pytest.mark.parametrize(

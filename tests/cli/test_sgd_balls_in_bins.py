@@ -11,6 +11,8 @@ import math
 import mpmath as mp
 import pytest
 
+from tests.conftest import at_least_digits
+
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
 
 
@@ -19,6 +21,7 @@ def rows_of(outcome) -> list[dict]:
     return outcome.json()["rows"]
 
 
+@at_least_digits(30)
 def mp_gdp_epsilon(mu: float, delta: float) -> float:
     """epsilon of mu-GDP at delta (GDP paper Cor. 1), by mpmath root finding on the decreasing delta(eps)."""
     mu = mp.mpf(mu)

@@ -13,7 +13,7 @@ import math
 import mpmath as mp
 import pytest
 
-mp.mp.dps = 40
+from tests.conftest import at_least_digits
 
 # N = 1000 examples, batches of B = 100: b = 10 steps per epoch; 3 epochs = 30 steps.
 RUN = ("sgd", "--dataset-size", "1000", "--batch-size", "100", "--sampling", "shuffle")
@@ -28,6 +28,7 @@ def by_method(rows: list[dict]) -> dict[str, dict]:
     return {row["method"]: row for row in rows}
 
 
+@at_least_digits(40)
 def mp_gdp_epsilon(mu: mp.mpf, delta: str) -> mp.mpf:
     """epsilon of mu-GDP at delta (GDP paper Cor. 1), solved in mpmath: delta(eps) = Phi(-eps/mu + mu/2)
     - e^eps Phi(-eps/mu - mu/2) is decreasing in eps."""
@@ -51,10 +52,11 @@ def test_upper_bound_is_gdp_over_the_epochs_touched(gdpcli) -> None:
         "replace-one",
         2,
     )
-    mu = mp.sqrt(3) * 2 / 2  # sqrt(E) x sensitivity 2C / noise multiplier 2
-    expected = mp_gdp_epsilon(mu, "1e-5")
-    assert expected <= upper["epsilon"] <= expected * (1 + mp.mpf("1e-9"))
-    assert upper["epochs_counted"] == 3 and upper["mu"] == pytest.approx(float(mu), rel=1e-15)
+    with mp.workdps(40):
+        mu = mp.sqrt(3) * 2 / 2  # sqrt(E) x sensitivity 2C / noise multiplier 2
+        expected = mp_gdp_epsilon(mu, "1e-5")
+        assert expected <= upper["epsilon"] <= expected * (1 + mp.mpf("1e-9"))
+        assert upper["epochs_counted"] == 3 and upper["mu"] == pytest.approx(float(mu), rel=1e-15)
 
 
 def test_partial_epoch_counts_whole_for_the_upper_bound_and_not_at_all_for_the_lower(gdpcli) -> None:
@@ -62,8 +64,9 @@ def test_partial_epoch_counts_whole_for_the_upper_bound_and_not_at_all_for_the_l
     rows = by_method(out)
     assert rows["shuffle-gdp"]["epochs_counted"] == 3  # steps 21..30 are the third epoch
     assert rows["shuffle-max-test"]["epochs_counted"] == 2
-    expected = mp_gdp_epsilon(mp.sqrt(3), "1e-5")
-    assert expected <= rows["shuffle-gdp"]["epsilon"] <= expected * (1 + mp.mpf("1e-9"))
+    with mp.workdps(40):
+        expected = mp_gdp_epsilon(mp.sqrt(3), "1e-5")
+        assert expected <= rows["shuffle-gdp"]["epsilon"] <= expected * (1 + mp.mpf("1e-9"))
 
 
 def test_lower_bound_lies_below_the_upper_bound_and_is_real(gdpcli) -> None:
@@ -101,9 +104,10 @@ def test_poisson_comparison_is_labelled_and_matches_dp_accounting(gdpcli) -> Non
 
 def test_budget_check_uses_the_upper_bound(gdpcli) -> None:
     base = (*RUN, "--noise-multiplier", "2", "--epochs", "3", "--delta", "1e-5")
-    upper = float(mp_gdp_epsilon(mp.sqrt(3), "1e-5"))
-    assert gdpcli(*base, "--max-epsilon", str(upper * 1.001), "-f", "csv").code == 0
-    assert gdpcli(*base, "--max-epsilon", str(upper * 0.999), "-f", "csv").code == 3
+    with mp.workdps(40):
+        upper = float(mp_gdp_epsilon(mp.sqrt(3), "1e-5"))
+        assert gdpcli(*base, "--max-epsilon", str(upper * 1.001), "-f", "csv").code == 0
+        assert gdpcli(*base, "--max-epsilon", str(upper * 0.999), "-f", "csv").code == 3
 
 
 def test_step_budget_rests_on_the_upper_bound(gdpcli) -> None:
@@ -113,9 +117,10 @@ def test_step_budget_rests_on_the_upper_bound(gdpcli) -> None:
     )
     [budget] = [row for row in out if "steps" in row and row.get("target_epsilon") == 2]
     epochs = 1
-    while mp_gdp_epsilon(mp.sqrt(epochs + 1) / 2, "1e-5") <= 2:
-        epochs += 1
-    assert budget["steps"] == 10 * epochs
+    with mp.workdps(40):
+        while mp_gdp_epsilon(mp.sqrt(epochs + 1) / 2, "1e-5") <= 2:
+            epochs += 1
+        assert budget["steps"] == 10 * epochs
 
 
 def test_calibrated_noise_meets_the_target_on_the_upper_bound(gdpcli) -> None:
@@ -141,12 +146,13 @@ def test_calibrated_noise_meets_the_target_on_the_upper_bound(gdpcli) -> None:
     )
     [row] = out
     # sigma = sqrt(3) x 2 / mu, mu the GDP mu of (3, 1e-5): the smallest sigma whose upper bound meets it
-    mu = mp.findroot(
-        lambda m: mp.ncdf(-3 / m + m / 2) - mp.exp(3) * mp.ncdf(-3 / m - m / 2) - mp.mpf("1e-5"), 1
-    )
-    # (delta(3; mu) increases with mu: the root is the mu of the target)
-    smallest = math.sqrt(3) * 2 / float(mu)
-    assert smallest <= row["noise_multiplier"] <= smallest * 1.002
+    with mp.workdps(40):
+        mu = mp.findroot(
+            lambda m: mp.ncdf(-3 / m + m / 2) - mp.exp(3) * mp.ncdf(-3 / m - m / 2) - mp.mpf("1e-5"), 1
+        )
+        # (delta(3; mu) increases with mu: the root is the mu of the target)
+        smallest = math.sqrt(3) * 2 / float(mu)
+        assert smallest <= row["noise_multiplier"] <= smallest * 1.002
 
 
 @pytest.mark.parametrize(

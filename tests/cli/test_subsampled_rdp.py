@@ -86,10 +86,11 @@ def test_the_recipe_takes_each_bound_somewhere() -> None:
     def base(j):
         return laplace_rdp(j, 0.5)
 
-    amplified = mp.log(1 + mp.mpf(0.5) * (mp.e**0.5 - 1))
-    assert theorem6(2, 0.5, base) < min(convexity(2.0, 0.5, base), amplified)
-    assert convexity(4.0, 0.5, base) < min(theorem6(4, 0.5, base), amplified)
-    assert amplified < min(theorem6(8, 0.5, base), convexity(8.0, 0.5, base))
+    with mp.workdps(20):
+        amplified = mp.log(1 + mp.mpf(0.5) * (mp.e**0.5 - 1))
+        assert theorem6(2, 0.5, base) < min(convexity(2.0, 0.5, base), amplified)
+        assert convexity(4.0, 0.5, base) < min(theorem6(4, 0.5, base), amplified)
+        assert amplified < min(theorem6(8, 0.5, base), convexity(8.0, 0.5, base))
 
 
 @pytest.mark.parametrize(("epsilon", "rate"), [(1.0, 0.05), (3.0, 0.3)])
@@ -109,16 +110,17 @@ def test_laplace_bound_covers_both_directions(gdpcli, epsilon: float, rate: floa
 
 def test_randomized_response_against_the_recipe(gdpcli) -> None:
     """rr:keep=0.9, p = 0.1; base RDP by the two-point sum of T(Bern(keep), Bern(1 - keep))."""
-    keep = mp.mpf("0.9")
+    with mp.workdps(20):
+        keep = mp.mpf("0.9")
 
-    def base(j):
-        return mp.log(keep**j * (1 - keep) ** (1 - j) + (1 - keep) ** j * keep ** (1 - j)) / (j - 1)
+        def base(j):
+            return mp.log(keep**j * (1 - keep) ** (1 - j) + (1 - keep) ** j * keep ** (1 - j)) / (j - 1)
 
-    amplified = mp.log(1 + mp.mpf("0.1") * (keep / (1 - keep) - 1))
-    rows = rdp_rows(gdpcli, "rr:keep=0.9,p=0.1", [2.0, 5.0])
-    for row, order in zip(rows, [2, 5], strict=True):
-        expected = min(theorem6(order, 0.1, base), convexity(order, 0.1, base), amplified)
-        assert row["rdp_epsilon"] == pytest.approx(float(expected), rel=1e-9)
+        amplified = mp.log(1 + mp.mpf("0.1") * (keep / (1 - keep) - 1))
+        rows = rdp_rows(gdpcli, "rr:keep=0.9,p=0.1", [2.0, 5.0])
+        for row, order in zip(rows, [2, 5], strict=True):
+            expected = min(theorem6(order, 0.1, base), convexity(order, 0.1, base), amplified)
+            assert row["rdp_epsilon"] == pytest.approx(float(expected), rel=1e-9)
 
 
 @pytest.mark.parametrize(("rate", "sigma"), [(0.01, 1.0), (0.1, 2.0), (0.5, 0.8)])
@@ -133,12 +135,14 @@ def test_gaussian_base_upper_bounds_the_exact_curve(rate: float, sigma: float) -
     assert np.all(general >= exact)
     assert general[0] == pytest.approx(exact[0], rel=1e-11)  # Thm 6 is attained at order 2
 
-    def base(j):
-        return mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)
+    with mp.workdps(20):
 
-    for value, order in zip(general, orders, strict=True):
-        expected = min(theorem6(int(order), rate, base), convexity(order, rate, base))
-        assert value == pytest.approx(float(expected), rel=1e-9)
+        def base(j):
+            return mp.mpf(j) / (2 * mp.mpf(sigma) ** 2)
+
+        for value, order in zip(general, orders, strict=True):
+            expected = min(theorem6(int(order), rate, base), convexity(order, rate, base))
+            assert value == pytest.approx(float(expected), rel=1e-9)
 
 
 @pytest.mark.parametrize(

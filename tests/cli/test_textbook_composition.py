@@ -10,7 +10,6 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-mp.mp.dps = 30
 EPS0 = "0.31622776601683794"  # 1 / sqrt(10)
 
 
@@ -27,25 +26,29 @@ def test_advanced_and_basic_beside_exact(gdpcli) -> None:
     rows = by_method(
         rows_of(gdpcli("compose", f"dp:eps={EPS0}x10", "--delta", "1e-3", "--method", "all", "-f", "json"))
     )
-    eps = mp.mpf(EPS0)
-    advanced = mp.sqrt(2 * 10 * mp.log(1000)) * eps + 10 * eps * (
-        mp.e**eps - 1
-    )  # DRV Thm III.3, delta' = 1e-3
-    assert rows["advanced"]["epsilon"] == pytest.approx(float(advanced), rel=1e-12)
-    assert rows["advanced"]["guarantee"] == "upper_bound" and round(rows["advanced"]["epsilon"], 3) == 4.893
-    assert rows["basic"]["epsilon"] == pytest.approx(float(10 * eps), rel=1e-15)
-    assert round(rows["binomial"]["epsilon"], 3) == 2.890 and rows["binomial"]["guarantee"] == "exact"
+    with mp.workdps(30):
+        eps = mp.mpf(EPS0)
+        advanced = mp.sqrt(2 * 10 * mp.log(1000)) * eps + 10 * eps * (
+            mp.e**eps - 1
+        )  # DRV Thm III.3, delta' = 1e-3
+        assert rows["advanced"]["epsilon"] == pytest.approx(float(advanced), rel=1e-12)
+        assert (
+            rows["advanced"]["guarantee"] == "upper_bound" and round(rows["advanced"]["epsilon"], 3) == 4.893
+        )
+        assert rows["basic"]["epsilon"] == pytest.approx(float(10 * eps), rel=1e-15)
+        assert round(rows["binomial"]["epsilon"], 3) == 2.890 and rows["binomial"]["guarantee"] == "exact"
 
 
 def test_delta_direction_and_delta_parts(gdpcli) -> None:
     """5 x (0.5, 1e-6) and 5 x (0.2, 0): at eps 4, advanced gives sum delta_i + exp(-(4 - S1)^2 / (2 S2))."""
     specs = ("dp:eps=0.5,delta=1e-6x5", "dp:eps=0.2x5")
     rows = by_method(rows_of(gdpcli("compose", *specs, "--epsilon", "4", "--method", "all", "-f", "json")))
-    s1 = 5 * mp.mpf("0.5") * mp.expm1(mp.mpf("0.5")) + 5 * mp.mpf("0.2") * mp.expm1(mp.mpf("0.2"))
-    s2 = 5 * mp.mpf("0.25") + 5 * mp.mpf("0.04")
-    expected = 5e-6 + mp.exp(-((4 - s1) ** 2) / (2 * s2))
-    assert rows["advanced"]["delta"] == pytest.approx(float(expected), rel=1e-12)
-    assert rows["basic"]["delta"] == pytest.approx(5e-6, rel=1e-12)  # 4 >= 5 x 0.5 + 5 x 0.2 = 3.5
+    with mp.workdps(30):
+        s1 = 5 * mp.mpf("0.5") * mp.expm1(mp.mpf("0.5")) + 5 * mp.mpf("0.2") * mp.expm1(mp.mpf("0.2"))
+        s2 = 5 * mp.mpf("0.25") + 5 * mp.mpf("0.04")
+        expected = 5e-6 + mp.exp(-((4 - s1) ** 2) / (2 * s2))
+        assert rows["advanced"]["delta"] == pytest.approx(float(expected), rel=1e-12)
+        assert rows["basic"]["delta"] == pytest.approx(5e-6, rel=1e-12)  # 4 >= 5 x 0.5 + 5 x 0.2 = 3.5
 
 
 def test_mechanisms_without_an_eps_delta_statement_are_skipped(gdpcli) -> None:

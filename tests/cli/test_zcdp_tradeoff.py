@@ -54,10 +54,10 @@ def mp_beta_at_order(alpha: float, order: mp.mpf, rdp_epsilon: mp.mpf) -> mp.mpf
 
 
 @functools.cache
+@mp.workdps(25)
 def mp_zcdp_beta(alpha: float, rho: float) -> float:
     """mpmath recipe: the sup over orders a > 1 of mp_beta_at_order with rdp_epsilon = a rho: a scan of
     t = log(a - 1) on [-8, 8], then golden section (40 steps) around the best point."""
-    mp.mp.dps = 25
     rho = mp.mpf(rho)
 
     def at(t: mp.mpf) -> mp.mpf:
@@ -113,23 +113,23 @@ def test_the_bound_is_attained_by_a_binary_mechanism() -> None:
     at 400 orders with a - 1 from 1e-4 to 1e4), and is a mechanism whose beta at alpha is that beta."""
     from gdpcli.core import rdp, zcdp
 
-    mp.mp.dps = 30
-    rho, alpha = mp.mpf("0.5"), 0.2
-    beta = float(rdp.tradeoff_from_curve(lambda a: zcdp.rdp(a, 0.5), np.array([alpha]))[0]) + 1e-6
-    x, y = mp.mpf(alpha), mp.mpf(beta)
-    for t in np.linspace(math.log(1e-4), math.log(1e4), 400):
-        a = 1 + mp.exp(t)
-        forward = mp.log(x**a * (1 - y) ** (1 - a) + (1 - x) ** a * y ** (1 - a)) / (a - 1)
-        backward = mp.log((1 - y) ** a * x ** (1 - a) + y**a * (1 - x) ** (1 - a)) / (a - 1)
-        assert max(forward, backward) <= a * rho
+    with mp.workdps(30):
+        rho, alpha = mp.mpf("0.5"), 0.2
+        beta = float(rdp.tradeoff_from_curve(lambda a: zcdp.rdp(a, 0.5), np.array([alpha]))[0]) + 1e-6
+        x, y = mp.mpf(alpha), mp.mpf(beta)
+        for t in np.linspace(math.log(1e-4), math.log(1e4), 400):
+            a = 1 + mp.exp(t)
+            forward = mp.log(x**a * (1 - y) ** (1 - a) + (1 - x) ** a * y ** (1 - a)) / (a - 1)
+            backward = mp.log((1 - y) ** a * x ** (1 - a) + y**a * (1 - x) ** (1 - a)) / (a - 1)
+            assert max(forward, backward) <= a * rho
 
 
 def test_rdp_points_use_their_own_orders(gdpcli) -> None:
     """rdp:alpha=2,eps=0.5,alpha=8,eps=2: the larger of the two single-order bounds (mpmath recipe)."""
     beta = betas(gdpcli("convert", "rdp:alpha=2,eps=0.5,alpha=8,eps=2", "--alpha", "0.1", "-f", "json"))[0.1]
-    mp.mp.dps = 30
-    expected = max(mp_beta_at_order(0.1, mp.mpf(a), mp.mpf(e)) for a, e in ((2, "0.5"), (8, "2")))
-    assert float(expected) - 1e-12 <= beta <= float(expected) + 1e-15
+    with mp.workdps(30):
+        expected = max(mp_beta_at_order(0.1, mp.mpf(a), mp.mpf(e)) for a, e in ((2, "0.5"), (8, "2")))
+        assert float(expected) - 1e-12 <= beta <= float(expected) + 1e-15
 
 
 def test_gaussian_by_rdp_composed_equals_zcdp(gdpcli) -> None:

@@ -92,14 +92,15 @@ def test_analytic_sigma_round_trip(eps: float, log10_delta: float, sens: float) 
     # float by a few ulps of delta times delta / |d delta / d eps|, with d delta / d eps = -e^eps
     # Phi(-eps/mu - mu/2) (GDP Cor. 1; mpmath): large where eps is small
     mu = sens / sigma
-    slope = mp.exp(eps) * mp.ncdf(-mp.mpf(eps) / mu - mp.mpf(mu) / 2)
-    slack = float(8 * 2.0**-52 * mp.mpf(delta) / slope)  # 8 ulps of delta, moved to eps
-    assert gdp.epsilon(delta, mu) <= eps * (1.0 + 1e-14) + slack
-    assert balle_wang_delta(eps, sens, sigma) <= delta
-    # and not wastefully large: 1 percent less noise breaks the guarantee
-    assert balle_wang_delta(eps, sens, 0.99 * sigma) > delta
-    if classical_gaussian_valid(eps):
-        assert classical_gaussian_sigma(eps, delta, sens) >= sigma
+    with mp.workdps(40):
+        slope = mp.exp(eps) * mp.ncdf(-mp.mpf(eps) / mu - mp.mpf(mu) / 2)
+        slack = float(8 * 2.0**-52 * mp.mpf(delta) / slope)  # 8 ulps of delta, moved to eps
+        assert gdp.epsilon(delta, mu) <= eps * (1.0 + 1e-14) + slack
+        assert balle_wang_delta(eps, sens, sigma) <= delta
+        # and not wastefully large: 1 percent less noise breaks the guarantee
+        assert balle_wang_delta(eps, sens, 0.99 * sigma) > delta
+        if classical_gaussian_valid(eps):
+            assert classical_gaussian_sigma(eps, delta, sens) >= sigma
 
 
 def test_vectorized_equals_scalar() -> None:

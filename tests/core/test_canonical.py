@@ -29,6 +29,7 @@ from scipy import stats
 
 from gdpcli.core import canonical
 from gdpcli.errors import ComputationError, InputError
+from tests.conftest import at_least_digits
 
 PROBABILITIES = [1e-9, 1e-6, 1e-3, 0.1, 0.3, 0.5, 0.75, 0.9, 0.99, 0.999, 0.999999]
 
@@ -36,12 +37,14 @@ PROBABILITIES = [1e-9, 1e-6, 1e-3, 0.1, 0.3, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999
 # --- mpmath recipes -----------------------------------------------------------------------------------
 
 
+@at_least_digits(30)
 def mp_eps_delta_tradeoff(alpha: mp.mpf, epsilon: float, delta: float) -> mp.mpf:
     """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)) (GDP eq. 4)."""
     e, d = mp.mpf(epsilon), mp.mpf(delta)
     return max(mp.mpf(0), 1 - d - mp.exp(e) * alpha, mp.exp(-e) * (1 - d - alpha))
 
 
+@at_least_digits(30)
 def mp_laplace_tradeoff(alpha: mp.mpf, epsilon: float) -> mp.mpf:
     """T(Lap(0, 1), Lap(eps, 1)) by Neyman-Pearson (GDP paper Sec. 2.5): three pieces."""
     e = mp.mpf(epsilon)
@@ -193,22 +196,24 @@ def test_gaussian_against_mpmath(mu: float) -> None:
         with mp.workdps(30):
             expected = mp.sqrt(2) * mp.erfinv(2 * mp.mpf(u) - 1) / mu  # N(0, 1/mu^2)
         assert noise.quantile(u) == pytest.approx(float(expected), rel=1e-12, abs=1e-300)
-    assert noise.cdf(-3.0) == pytest.approx(float(mp.ncdf(-3 * mp.mpf(mu))), rel=1e-13)
-    assert noise.fixed_point == pytest.approx(float(mp.ncdf(-mp.mpf(mu) / 2)), rel=1e-14)  # G_mu(c) = c
-    assert noise.parameters(3.0) == {"sigma": pytest.approx(3.0 / mu, rel=1e-15)}
+    with mp.workdps(30):
+        assert noise.cdf(-3.0) == pytest.approx(float(mp.ncdf(-3 * mp.mpf(mu))), rel=1e-13)
+        assert noise.fixed_point == pytest.approx(float(mp.ncdf(-mp.mpf(mu) / 2)), rel=1e-14)  # G_mu(c) = c
+        assert noise.parameters(3.0) == {"sigma": pytest.approx(3.0 / mu, rel=1e-15)}
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0])
 def test_laplace_against_mpmath(epsilon: float) -> None:
     noise = canonical.Laplace(epsilon)
-    for u in PROBABILITIES:
-        u_mp = mp.mpf(u)
-        expected = mp.log(2 * u_mp) / epsilon if u < 0.5 else -mp.log(2 * (1 - u_mp)) / epsilon
-        assert noise.quantile(u) == pytest.approx(float(expected), rel=1e-12, abs=1e-15)
-    # Lap(0, 1/eps) is a CND of its own trade-off function: threshold tests are optimal and give f exactly
-    f = [mp_laplace_tradeoff(mp.mpf(a), epsilon) for a in ALPHAS]
-    np.testing.assert_allclose(threshold_tradeoff(noise, ALPHAS), np.array(f, dtype=float), rtol=1e-11)
-    assert noise.fixed_point == pytest.approx(float(mp.exp(-mp.mpf(epsilon) / 2) / 2), rel=1e-15)
+    with mp.workdps(30):
+        for u in PROBABILITIES:
+            u_mp = mp.mpf(u)
+            expected = mp.log(2 * u_mp) / epsilon if u < 0.5 else -mp.log(2 * (1 - u_mp)) / epsilon
+            assert noise.quantile(u) == pytest.approx(float(expected), rel=1e-12, abs=1e-15)
+        # Lap(0, 1/eps) is a CND of its own trade-off function: threshold tests are optimal and give f exactly
+        f = [mp_laplace_tradeoff(mp.mpf(a), epsilon) for a in ALPHAS]
+        np.testing.assert_allclose(threshold_tradeoff(noise, ALPHAS), np.array(f, dtype=float), rtol=1e-11)
+        assert noise.fixed_point == pytest.approx(float(mp.exp(-mp.mpf(epsilon) / 2) / 2), rel=1e-15)
 
 
 TULAP_CASES = [(1.0, 0.0), (1.0, 1e-5), (0.3, 0.1), (3.0, 1e-3), (0.05, 1e-6), (8.0, 0.2)]
@@ -247,12 +252,13 @@ def test_tulap_parameters_make_f_eps_delta(epsilon: float, delta: float) -> None
 
 def test_tulap_parameters() -> None:
     noise = canonical.Tulap(1.0, 1e-5)
-    b = mp.exp(-1)
-    assert noise.b == pytest.approx(float(b), rel=1e-15)
-    assert noise.q == pytest.approx(
-        float(2 * mp.mpf("1e-5") * b / (1 - b + 2 * mp.mpf("1e-5") * b)), rel=1e-14
-    )
-    assert noise.parameters(2.0)["scale"] == 2.0
+    with mp.workdps(30):
+        b = mp.exp(-1)
+        assert noise.b == pytest.approx(float(b), rel=1e-15)
+        assert noise.q == pytest.approx(
+            float(2 * mp.mpf("1e-5") * b / (1 - b + 2 * mp.mpf("1e-5") * b)), rel=1e-14
+        )
+        assert noise.parameters(2.0)["scale"] == 2.0
 
 
 def test_uniform_is_the_cnd_of_f_zero_delta() -> None:
@@ -325,9 +331,10 @@ def test_recursive_gaussian_differs_from_the_gaussian_but_is_a_cnd() -> None:
     gaussian = canonical.Gaussian(1.0)
     assert recursive.fixed_point == pytest.approx(gaussian.fixed_point, rel=1e-14)
     assert recursive.quantile(0.9) == pytest.approx(1.2894988, abs=1e-6) != pytest.approx(1.2815516, abs=1e-6)
-    g = np.array([float(mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(a)) - 1)) for a in ALPHAS])  # G_1
-    np.testing.assert_allclose(threshold_tradeoff(recursive, ALPHAS), g, rtol=1e-10)
-    np.testing.assert_allclose(threshold_tradeoff(gaussian, ALPHAS), g, rtol=1e-10)
+    with mp.workdps(30):
+        g = np.array([float(mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(a)) - 1)) for a in ALPHAS])  # G_1
+        np.testing.assert_allclose(threshold_tradeoff(recursive, ALPHAS), g, rtol=1e-10)
+        np.testing.assert_allclose(threshold_tradeoff(gaussian, ALPHAS), g, rtol=1e-10)
 
 
 def test_fixed_point_refuses_perfect_privacy() -> None:

@@ -39,9 +39,9 @@ def assert_functionals(actual: clt.Functionals, expected: dict[str, mp.mpf], rto
         assert getattr(actual, name) == pytest.approx(float(expected[name]), rel=rtol), name
 
 
+@mp.workdps(30)
 def mp_gaussian_functionals(mu: float) -> dict[str, mp.mpf]:
     """Recipe: the loss of G_mu under P is N(-mu^2/2, mu^2); integrate with mpmath, split at the kinks."""
-    mp.mp.dps = 30
     mean, sd = -(mp.mpf(mu) ** 2) / 2, mp.mpf(mu)
 
     def expect(g):
@@ -50,12 +50,12 @@ def mp_gaussian_functionals(mu: float) -> dict[str, mp.mpf]:
     return mp_functionals(expect)
 
 
+@mp.workdps(30)
 def mp_subsampled_gaussian_functionals(p: float, mu: float) -> dict[str, mp.mpf]:
     """Recipe: GDP paper Lemma 4 in mpmath, plus the slope -1 segment of C_p(G_mu) (log|f'| = 0) of
     length (1 - p)(Phi(mu/2) - Phi(-mu/2)); the inverse branch has log|f'| = -Z(t) with weight
     (1 - p) phi(t) + p phi(t - mu).
     """
-    mp.mp.dps = 30
     p, mu = mp.mpf(p), mp.mpf(mu)
     start = mu / 2
 
@@ -99,37 +99,39 @@ def test_gaussian_functionals_vectorized() -> None:
 @pytest.mark.parametrize("epsilon", [0.01, 1 / math.sqrt(10), 1.0, 5.0])
 def test_pure_dp_functionals_closed_form(epsilon: float) -> None:
     """Recipe: randomized response, loss -eps w.p. e^eps/(1+e^eps) and +eps otherwise (mpmath)."""
-    mp.mp.dps = 30
-    e = mp.mpf(epsilon)
-    q = mp.exp(e) / (1 + mp.exp(e))
-    expected = mp_functionals(lambda g: q * g(-e) + (1 - q) * g(e))
-    assert_functionals(clt.pure_dp_functionals(epsilon), expected, 1e-13)
+    with mp.workdps(30):
+        e = mp.mpf(epsilon)
+        q = mp.exp(e) / (1 + mp.exp(e))
+        expected = mp_functionals(lambda g: q * g(-e) + (1 - q) * g(e))
+        assert_functionals(clt.pure_dp_functionals(epsilon), expected, 1e-13)
 
 
 @pytest.mark.parametrize("epsilon", [1e-6, 1e-3, 0.1, 0.5, 1.0, 3.0, 20.0, 50.0])
 def test_laplace_functionals(epsilon: float) -> None:
     """Recipe: x ~ Lap(0, 1), loss |x| - |x - eps|, integrated over x with mpmath at 40 digits, split at
     every kink (0, eps, eps/2 for |L|^3, (eps - kl)/2 for |L + kl|^3); kl = eps - 1 + e^-eps."""
-    mp.mp.dps = 40
-    e = mp.mpf(epsilon)
+    with mp.workdps(40):
+        e = mp.mpf(epsilon)
 
-    def expect(g, *kinks):
-        nodes = sorted([-mp.inf, 0, e, mp.inf, *kinks])
-        return mp.quad(lambda x: g(abs(x) - abs(x - e)) * mp.exp(-abs(x)) / 2, nodes)
+        def expect(g, *kinks):
+            nodes = sorted([-mp.inf, 0, e, mp.inf, *kinks])
+            return mp.quad(lambda x: g(abs(x) - abs(x - e)) * mp.exp(-abs(x)) / 2, nodes)
 
-    kl = -expect(lambda x: x)
-    expected = {
-        "kl": kl,
-        "kappa2": expect(lambda x: x**2),
-        "kappa3": expect(lambda x: abs(x) ** 3, e / 2),
-        "kappa3bar": expect(lambda x: abs(x + kl) ** 3, (e - kl) / 2),
-        "variance": expect(lambda x: (x + kl) ** 2),
-    }
-    assert float(kl) == pytest.approx(float(e - 1 + mp.exp(-e)), rel=1e-30)
-    functionals = clt.laplace_functionals(epsilon)
-    assert functionals.rigorous and functionals.rel_error <= 1e-13
-    for name in FIELDS:  # closed forms: well inside their stated rounding allowance rel_error
-        assert abs(getattr(functionals, name) / float(expected[name]) - 1) <= functionals.rel_error / 10, name
+        kl = -expect(lambda x: x)
+        expected = {
+            "kl": kl,
+            "kappa2": expect(lambda x: x**2),
+            "kappa3": expect(lambda x: abs(x) ** 3, e / 2),
+            "kappa3bar": expect(lambda x: abs(x + kl) ** 3, (e - kl) / 2),
+            "variance": expect(lambda x: (x + kl) ** 2),
+        }
+        assert float(kl) == pytest.approx(float(e - 1 + mp.exp(-e)), rel=1e-30)
+        functionals = clt.laplace_functionals(epsilon)
+        assert functionals.rigorous and functionals.rel_error <= 1e-13
+        for name in FIELDS:  # closed forms: well inside their stated rounding allowance rel_error
+            assert (
+                abs(getattr(functionals, name) / float(expected[name]) - 1) <= functionals.rel_error / 10
+            ), name
 
 
 @pytest.mark.parametrize(("p", "mu"), [(0.2, 1.5), (0.01, 1 / 1.1), (0.5, 0.3)])
@@ -156,12 +158,12 @@ def test_quadrature_functionals_are_not_rigorous() -> None:
 # Theorems 5, 6, 7 on pure DP: dp:eps=1/sqrt(10) x 10 (GDP paper Fig. 5)
 
 
+@mp.workdps(30)
 def exact_pure_dp_composition(epsilon: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Recipe (Kairouz et al. 2017, GDP paper Sec. 3.3): f_{eps,0}^{(x)n} = T(B(n, p), B(n, 1 - p)) with
     p = 1/(1+e^eps). Vertices (alpha_j, beta_j) = (P(K >= j), 1 - Q(K >= j)) in mpmath; the curve
     interpolates them linearly.
     """
-    mp.mp.dps = 30
     p = 1 / (1 + mp.exp(mp.mpf(epsilon)))
     q = 1 - p
 
@@ -173,9 +175,9 @@ def exact_pure_dp_composition(epsilon: float, n: int) -> tuple[np.ndarray, np.nd
     return np.array(alphas), np.array(betas)
 
 
+@mp.workdps(30)
 def exact_pure_dp_delta(epsilon0: float, n: int, epsilon: float) -> float:
     """Recipe: delta(eps) of f_{eps0,0}^{(x)n} = sum_k (Q(K=k) - e^eps P(K=k))_+ with the binomials above."""
-    mp.mp.dps = 30
     p = 1 / (1 + mp.exp(mp.mpf(epsilon0)))
     q, growth = 1 - p, mp.exp(mp.mpf(epsilon))
     terms = (
@@ -190,26 +192,28 @@ EPS10 = 1 / math.sqrt(10)
 
 def test_theorem_5_mu_pure_dp() -> None:
     """mu = 2 sqrt(10) sinh(1/(2 sqrt 10)): with t = tanh(eps/2), 2 n eps t / sqrt(n eps^2 (1 - t^2))."""
-    mp.mp.dps = 30
-    expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))
-    assert float(expected) == pytest.approx(1.0041718781, abs=1e-10)
-    result = clt.berry_esseen([clt.pure_dp_functionals(EPS10)], [10])
-    assert result.mu == pytest.approx(float(expected), rel=1e-13)
-    assert result.mu >= float(expected)  # rounded up
-    # gamma = 0.56 n eps^3 (1 - t^4) / (n eps^2 (1 - t^2))^(3/2)
-    e = 1 / mp.sqrt(10)
-    t = mp.tanh(e / 2)
-    gamma = 0.56 * 10 * e**3 * (1 - t**4) / (10 * e**2 * (1 - t**2)) ** 1.5
-    assert result.gamma == pytest.approx(float(gamma), rel=1e-13)
-    assert result.valid
+    with mp.workdps(30):
+        expected = 2 * mp.sqrt(10) * mp.sinh(1 / (2 * mp.sqrt(10)))
+        assert float(expected) == pytest.approx(1.0041718781, abs=1e-10)
+        result = clt.berry_esseen([clt.pure_dp_functionals(EPS10)], [10])
+        assert result.mu == pytest.approx(float(expected), rel=1e-13)
+        assert result.mu >= float(expected)  # rounded up
+        # gamma = 0.56 n eps^3 (1 - t^4) / (n eps^2 (1 - t^2))^(3/2)
+        e = 1 / mp.sqrt(10)
+        t = mp.tanh(e / 2)
+        gamma = 0.56 * 10 * e**3 * (1 - t**4) / (10 * e**2 * (1 - t**2)) ** 1.5
+        assert result.gamma == pytest.approx(float(gamma), rel=1e-13)
+        assert result.valid
 
 
 def test_theorem_6_limit_mu_pure_dp() -> None:
     """Theorem 6 at finite n: 2K/s with K = n eps tanh(eps/2), s = sqrt(n) eps, i.e. 20 eps tanh(eps/2)."""
-    mp.mp.dps = 30
-    e = 1 / mp.sqrt(10)
-    expected = 20 * e * mp.tanh(e / 2)
-    assert clt.limit_mu([clt.pure_dp_functionals(EPS10)], [10]) == pytest.approx(float(expected), rel=1e-13)
+    with mp.workdps(30):
+        e = 1 / mp.sqrt(10)
+        expected = 20 * e * mp.tanh(e / 2)
+        assert clt.limit_mu([clt.pure_dp_functionals(EPS10)], [10]) == pytest.approx(
+            float(expected), rel=1e-13
+        )
 
 
 def test_exact_ten_fold_composition_is_close_to_g1_and_above_the_band() -> None:
@@ -225,12 +229,12 @@ def test_exact_ten_fold_composition_is_close_to_g1_and_above_the_band() -> None:
 
 def test_theorem_7_dp_composition() -> None:
     """mu = sqrt(sum eps_i^2), delta0 = 1 - prod(1 - delta_i) (eq. 11); mpmath recipe."""
-    mp.mp.dps = 30
-    mu, delta0 = clt.dp_composition([0.1] * 100, [1e-6] * 100)
-    assert mu == pytest.approx(1.0, rel=1e-14)
-    assert delta0 == pytest.approx(float(1 - (1 - mp.mpf("1e-6")) ** 100), rel=1e-12)
-    mixed_mu, mixed_delta0 = clt.dp_composition([0.3, 0.4], [0.0, 0.5])
-    assert (mixed_mu, mixed_delta0) == (pytest.approx(0.5), pytest.approx(0.5))
+    with mp.workdps(30):
+        mu, delta0 = clt.dp_composition([0.1] * 100, [1e-6] * 100)
+        assert mu == pytest.approx(1.0, rel=1e-14)
+        assert delta0 == pytest.approx(float(1 - (1 - mp.mpf("1e-6")) ** 100), rel=1e-12)
+        mixed_mu, mixed_delta0 = clt.dp_composition([0.3, 0.4], [0.0, 0.5])
+        assert (mixed_mu, mixed_delta0) == (pytest.approx(0.5), pytest.approx(0.5))
 
 
 def test_theorem_7_approximation_conversions() -> None:
@@ -374,14 +378,14 @@ def test_poisson_mnist() -> None:
 @given(sigma=st.floats(0.3, 300.0), p=st.floats(1e-4, 0.5), steps=st.integers(1, 10**6))
 def test_corollary_4_formula(sigma: float, p: float, steps: int) -> None:
     """Recipe: sqrt(2) p sqrt(T (e^{sigma^-2} Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2)), mpmath 50 digits."""
-    mp.mp.dps = 50
-    s = 1 / mp.mpf(sigma)
-    chi2 = mp.exp(s**2) * mp.ncdf(1.5 * s) + 3 * mp.ncdf(-s / 2) - 2
-    expected = mp.sqrt(2) * mp.mpf(p) * mp.sqrt(steps * chi2)
-    assert clt.sgd_mu_fixed(p, steps, sigma) == pytest.approx(float(expected), rel=1e-10)
-    assert clt.sgd_mu_poisson(p, steps, sigma) == pytest.approx(
-        float(p * mp.sqrt(steps * mp.expm1(s**2))), rel=1e-12
-    )
+    with mp.workdps(50):
+        s = 1 / mp.mpf(sigma)
+        chi2 = mp.exp(s**2) * mp.ncdf(1.5 * s) + 3 * mp.ncdf(-s / 2) - 2
+        expected = mp.sqrt(2) * mp.mpf(p) * mp.sqrt(steps * chi2)
+        assert clt.sgd_mu_fixed(p, steps, sigma) == pytest.approx(float(expected), rel=1e-10)
+        assert clt.sgd_mu_poisson(p, steps, sigma) == pytest.approx(
+            float(p * mp.sqrt(steps * mp.expm1(s**2))), rel=1e-12
+        )
 
 
 def test_sgd_formulas_vectorized() -> None:

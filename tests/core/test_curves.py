@@ -9,15 +9,16 @@ import pytest
 
 from gdpcli.core import curves, gdp
 from gdpcli.errors import InputError
+from tests.conftest import at_least_digits
 
-mp.mp.dps = 40
 
-
+@at_least_digits(40)
 def mp_g1(alpha: float) -> mp.mpf:
     """G_1(alpha) at 40 digits: Phi(sqrt(2) erfinv(1 - 2 alpha) - 1)."""
     return mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(alpha)) - 1)
 
 
+@at_least_digits(40)
 def mp_delta(eps: float) -> mp.mpf:
     """delta(eps) of 1-GDP (GDP paper Cor. 1) at 40 digits."""
     eps = mp.mpf(eps)
@@ -46,8 +47,9 @@ PROBES = np.concatenate([np.linspace(0, 1, 997), np.logspace(-14, -0.5, 60), 1 -
 def test_secant_rule_is_below_g1(alpha: np.ndarray) -> None:
     """F_S <= G_1 everywhere (against mpmath)."""
     bound = curves.tradeoff_bound(g1_samples(alpha))
-    truth = np.array([float(mp_g1(a)) for a in PROBES])
-    assert np.all(bound(PROBES) <= truth)
+    with mp.workdps(40):
+        truth = np.array([float(mp_g1(a)) for a in PROBES])
+        assert np.all(bound(PROBES) <= truth)
 
 
 def test_log_grid_read_back_is_close() -> None:
@@ -55,18 +57,20 @@ def test_log_grid_read_back_is_close() -> None:
     (F_S is below the samples themselves: the hull of the zigzag g; the conjugate loses nothing by it.)"""
     bound = curves.tradeoff_bound(g1_samples(LOG_GRID))
     eps = np.linspace(0.0, 4.0, 9)
-    truth = np.array([float(mp_delta(e)) for e in eps])
-    upper = np.asarray(curves.profile(bound, eps))
-    assert np.all(upper >= truth)
-    assert np.all(upper <= 1.12 * truth)
+    with mp.workdps(40):
+        truth = np.array([float(mp_delta(e)) for e in eps])
+        upper = np.asarray(curves.profile(bound, eps))
+        assert np.all(upper >= truth)
+        assert np.all(upper <= 1.12 * truth)
 
 
 def test_chord_interpolation_would_not_be_safe() -> None:
     """The reason for the secant rule: the chords of a convex f lie above it between samples."""
     alpha = np.linspace(0, 1, 11)
     chord = np.interp(0.05, alpha, np.asarray(gdp.tradeoff(alpha, 1.0)))
-    assert chord > float(mp_g1(0.05))
-    assert curves.tradeoff_bound(g1_samples(alpha))(0.05) < float(mp_g1(0.05))
+    with mp.workdps(40):
+        assert chord > float(mp_g1(0.05))
+        assert curves.tradeoff_bound(g1_samples(alpha))(0.05) < float(mp_g1(0.05))
 
 
 def test_secant_rule_is_tight_for_a_piecewise_linear_curve() -> None:
@@ -90,11 +94,12 @@ def test_profile_bound_is_above_the_exact_profile() -> None:
     text = csv_text(eps, np.asarray(gdp.delta(eps, 1.0)), "epsilon,delta")
     bound = curves.profile_bound(curves.read_samples(text, "p.csv", curves.PROFILE_COLUMNS))
     probes = np.linspace(0, 5, 203)
-    truth = np.array([float(mp_delta(e)) for e in probes])
-    upper = np.asarray(curves.profile(bound, probes))
-    assert np.all(upper >= truth)
-    assert np.max(upper - truth) < 2e-3
-    assert curves.atom(bound) == pytest.approx(float(mp_delta(5.0)), abs=2e-12)
+    with mp.workdps(40):
+        truth = np.array([float(mp_delta(e)) for e in probes])
+        upper = np.asarray(curves.profile(bound, probes))
+        assert np.all(upper >= truth)
+        assert np.max(upper - truth) < 2e-3
+        assert curves.atom(bound) == pytest.approx(float(mp_delta(5.0)), abs=2e-12)
 
 
 def test_tradeoff_profile_atom_of_a_linear_grid() -> None:
@@ -110,9 +115,10 @@ def test_ray_rule_for_lower_bound_rows() -> None:
     alpha = np.linspace(0, 1, 101)
     lower = curves.tradeoff_bound(g1_samples(alpha, "lower_bound"))
     exact = curves.tradeoff_bound(g1_samples(alpha))
-    truth = np.array([float(mp_g1(a)) for a in PROBES])
-    assert np.all(lower(PROBES) <= truth)
-    assert np.all(lower(PROBES) <= exact(PROBES) + 1e-12)
+    with mp.workdps(40):
+        truth = np.array([float(mp_g1(a)) for a in PROBES])
+        assert np.all(lower(PROBES) <= truth)
+        assert np.all(lower(PROBES) <= exact(PROBES) + 1e-12)
 
 
 def test_rows_of_other_labels_are_skipped() -> None:
@@ -168,4 +174,5 @@ def test_tol_admits_rounded_samples() -> None:
     samples = curves.read_samples(csv_text(alpha, rounded), "r.csv", curves.TRADEOFF_COLUMNS)
     bound = curves.tradeoff_bound(samples, tol=5e-7)
     probes = np.linspace(0.0, 1.0, 301)
-    assert np.all(bound(probes) <= np.array([float(mp_g1(a)) for a in probes]))
+    with mp.workdps(40):
+        assert np.all(bound(probes) <= np.array([float(mp_g1(a)) for a in probes]))

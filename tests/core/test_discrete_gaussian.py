@@ -11,25 +11,28 @@ import pytest
 
 from gdpcli.core import discrete_gaussian as dg
 from gdpcli.errors import ComputationError
+from tests.conftest import at_least_digits
 
 CASES = [(0.5, 1), (1.0, 1), (3.0, 1), (3.0, 2)]
 EPSILONS = [-1.0, 0.0, 0.3, 1.0, 2.5, 5.0]
 
 
+@mp.workdps(60)
 def mp_masses(sigma: float, sens: int, epsilon: float) -> tuple[list[int], mp.mpf, mp.mpf]:
     """(support, Z, e^eps) in mpmath: the support reaches past both the noise's 60 sigma and the
     threshold sigma^2 eps / sens, so every term that matters at 60 digits is summed."""
-    mp.mp.dps = 60
     reach = int(60 * sigma + abs(epsilon) * sigma**2 / sens) + 2 * sens + 5
     support = list(range(-reach, reach + 1))
     z = mp.fsum(mp_weight(x, sigma) for x in support)
     return support, z, mp.exp(mp.mpf(epsilon))
 
 
+@at_least_digits(60)
 def mp_weight(x: int, sigma: float) -> mp.mpf:
     return mp.exp(-(mp.mpf(x) ** 2) / (2 * mp.mpf(sigma) ** 2))
 
 
+@at_least_digits(60)
 def mp_delta(sigma: float, sens: int, epsilon: float) -> mp.mpf:
     """delta(eps) = sum_x (P(x) - e^eps Q(x))_+ at 60 digits, P = N_Z(0, s^2), Q = N_Z(k, s^2)."""
     support, z, e = mp_masses(sigma, sens, epsilon)
@@ -47,12 +50,13 @@ def test_profile_matches_mpmath_sum(sigma: float, sens: int) -> None:
 @pytest.mark.parametrize(("sigma", "sens", "epsilon"), [(1.0, 1, 60.0), (3.0, 1, 20.0), (0.5, 2, 40.0)])
 def test_log_profile_beyond_the_table(sigma: float, sens: int, epsilon: float) -> None:
     """Past the table (delta below the smallest double) the summed far tail is exact in log space."""
-    expected = float(mp.log(mp_delta(sigma, sens, epsilon)))
-    assert float(dg.log_profile(epsilon, sigma, sens)) == pytest.approx(expected, rel=1e-12)
-    assert (
-        float(dg.profile(epsilon, sigma, sens)) == 0.0
-        or math.log(dg.profile(epsilon, sigma, sens)) >= expected
-    )
+    with mp.workdps(60):
+        expected = float(mp.log(mp_delta(sigma, sens, epsilon)))
+        assert float(dg.log_profile(epsilon, sigma, sens)) == pytest.approx(expected, rel=1e-12)
+        assert (
+            float(dg.profile(epsilon, sigma, sens)) == 0.0
+            or math.log(dg.profile(epsilon, sigma, sens)) >= expected
+        )
 
 
 def test_profile_ends_and_vectorization() -> None:
@@ -68,19 +72,20 @@ def test_profile_ends_and_vectorization() -> None:
 @pytest.mark.parametrize(("sigma", "sens"), CASES)
 def test_tradeoff_vertices_and_symmetry(sigma: float, sens: int) -> None:
     """At the Neyman-Pearson vertices (reject x >= t) f(alpha_t) = beta_t (mpmath), and f = f^-1."""
-    support, z, _ = mp_masses(sigma, sens, 0.0)
-    for t in range(-2, sens + 3):
-        alpha = mp.fsum(mp_weight(x, sigma) for x in support if x >= t) / z
-        beta = mp.fsum(mp_weight(x - sens, sigma) for x in support if x < t) / z
-        assert float(dg.tradeoff(float(alpha), sigma, sens)) == pytest.approx(
-            float(beta), rel=1e-9, abs=1e-15
-        )
-    alpha = np.linspace(0.0, 1.0, 201)
-    beta = np.asarray(dg.tradeoff(alpha, sigma, sens))
-    assert np.all(np.diff(beta) <= 1e-15) and np.all(beta <= 1.0 - alpha + 1e-15)
-    inverse = np.interp(alpha, beta[::-1], alpha[::-1])  # f^-1 on the same grid
-    assert np.asarray(dg.tradeoff(beta, sigma, sens)) == pytest.approx(alpha, abs=5e-3)
-    assert inverse == pytest.approx(beta, abs=5e-3)
+    with mp.workdps(60):
+        support, z, _ = mp_masses(sigma, sens, 0.0)
+        for t in range(-2, sens + 3):
+            alpha = mp.fsum(mp_weight(x, sigma) for x in support if x >= t) / z
+            beta = mp.fsum(mp_weight(x - sens, sigma) for x in support if x < t) / z
+            assert float(dg.tradeoff(float(alpha), sigma, sens)) == pytest.approx(
+                float(beta), rel=1e-9, abs=1e-15
+            )
+        alpha = np.linspace(0.0, 1.0, 201)
+        beta = np.asarray(dg.tradeoff(alpha, sigma, sens))
+        assert np.all(np.diff(beta) <= 1e-15) and np.all(beta <= 1.0 - alpha + 1e-15)
+        inverse = np.interp(alpha, beta[::-1], alpha[::-1])  # f^-1 on the same grid
+        assert np.asarray(dg.tradeoff(beta, sigma, sens)) == pytest.approx(alpha, abs=5e-3)
+        assert inverse == pytest.approx(beta, abs=5e-3)
 
 
 @pytest.mark.parametrize(("sigma", "sens"), CASES)
@@ -96,21 +101,24 @@ def test_profile_is_the_conjugate_of_the_tradeoff(sigma: float, sens: int) -> No
 
 @pytest.mark.parametrize(("sigma", "sens"), CASES)
 def test_moments_match_mpmath(sigma: float, sens: int) -> None:
-    support, z, _ = mp_masses(sigma, sens, 0.0)
-    s2 = 2 * mp.mpf(sigma) ** 2
-    loss = {x: (2 * sens * x - sens**2) / s2 for x in support}  # log(q/p)
-    p = {x: mp_weight(x, sigma) / z for x in support}
-    kl = -mp.fsum(p[x] * loss[x] for x in support)
-    got = dg.moments(sigma, sens)
-    assert got.kl == pytest.approx(float(kl), rel=1e-13)
-    assert got.kappa2 == pytest.approx(float(mp.fsum(p[x] * loss[x] ** 2 for x in support)), rel=1e-13)
-    assert got.kappa3 == pytest.approx(float(mp.fsum(p[x] * abs(loss[x]) ** 3 for x in support)), rel=1e-13)
-    assert got.kappa3bar == pytest.approx(
-        float(mp.fsum(p[x] * abs(loss[x] + kl) ** 3 for x in support)), rel=1e-13
-    )
-    assert got.variance == pytest.approx(
-        float(mp.fsum(p[x] * (loss[x] + kl) ** 2 for x in support)), rel=1e-13
-    )
+    with mp.workdps(60):
+        support, z, _ = mp_masses(sigma, sens, 0.0)
+        s2 = 2 * mp.mpf(sigma) ** 2
+        loss = {x: (2 * sens * x - sens**2) / s2 for x in support}  # log(q/p)
+        p = {x: mp_weight(x, sigma) / z for x in support}
+        kl = -mp.fsum(p[x] * loss[x] for x in support)
+        got = dg.moments(sigma, sens)
+        assert got.kl == pytest.approx(float(kl), rel=1e-13)
+        assert got.kappa2 == pytest.approx(float(mp.fsum(p[x] * loss[x] ** 2 for x in support)), rel=1e-13)
+        assert got.kappa3 == pytest.approx(
+            float(mp.fsum(p[x] * abs(loss[x]) ** 3 for x in support)), rel=1e-13
+        )
+        assert got.kappa3bar == pytest.approx(
+            float(mp.fsum(p[x] * abs(loss[x] + kl) ** 3 for x in support)), rel=1e-13
+        )
+        assert got.variance == pytest.approx(
+            float(mp.fsum(p[x] * (loss[x] + kl) ** 2 for x in support)), rel=1e-13
+        )
 
 
 def test_rdp_is_the_zcdp_line() -> None:

@@ -18,10 +18,10 @@ from gdpcli.accounting.accountants import EdgeworthAccountant, NumericalPLD
 from gdpcli.core import clt, gdp
 from gdpcli.core import edgeworth as ew
 from gdpcli.events import dpsgd
+from tests.conftest import at_least_digits
 
-mp.mp.dps = 25
 
-
+@at_least_digits(25)
 def _gdp_delta(epsilon: float, mu: float) -> mp.mpf:
     """delta(eps; mu) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP paper Cor. 1) in mpmath."""
     eps, mu = mp.mpf(epsilon), mp.mpf(mu)
@@ -45,15 +45,17 @@ def test_gaussian_composition_is_exact(epsilon: float, order: int) -> None:
 @pytest.mark.parametrize("delta", [1e-2, 1e-5, 1e-8])
 def test_gaussian_epsilon_inverts_the_exact_profile(delta: float) -> None:
     pairs, mu = _gaussian_composition()
-    root = mp.findroot(lambda e: _gdp_delta(e, mu) - delta, float(gdp.epsilon(delta, mu)))
-    assert float(ew.epsilon(delta, pairs)) == pytest.approx(float(root), rel=1e-9)
+    with mp.workdps(25):
+        root = mp.findroot(lambda e: _gdp_delta(e, mu) - delta, float(gdp.epsilon(delta, mu)))
+        assert float(ew.epsilon(delta, pairs)) == pytest.approx(float(root), rel=1e-9)
 
 
 def test_gaussian_tradeoff_is_exact() -> None:
     pairs, mu = _gaussian_composition()
     alphas = np.array([1e-4, 0.01, 0.3, 0.9])
-    expected = [float(mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(a)) - mu)) for a in alphas]
-    assert np.allclose(ew.tradeoff(alphas, pairs), expected, rtol=1e-8, atol=1e-15)
+    with mp.workdps(25):
+        expected = [float(mp.ncdf(mp.sqrt(2) * mp.erfinv(1 - 2 * mp.mpf(a)) - mu)) for a in alphas]
+        assert np.allclose(ew.tradeoff(alphas, pairs), expected, rtol=1e-8, atol=1e-15)
 
 
 def _central(values: list[mp.mpf]) -> ew.Cumulants:
@@ -75,6 +77,7 @@ def _close(found: ew.Cumulants, expected: ew.Cumulants, rel: float = 1e-8) -> bo
     return all(math.isclose(a, b, rel_tol=rel, abs_tol=1e-14 * abs(expected.k2)) for a, b in pairs)
 
 
+@at_least_digits(25)
 def _mixture_loss(p: float, mu: float) -> object:
     return lambda x: mp.log(1 - p + p * mp.exp(mu * x - mu**2 / 2))
 
@@ -84,13 +87,14 @@ def _mixture_loss(p: float, mu: float) -> object:
 def test_poisson_cumulants_match_mpmath(p: float, mu: float) -> None:
     """Remove direction: X = log(1 - p + p e^{mu xi - mu^2/2}), xi ~ N(0,1); Y with xi from the mixture."""
     loss = _mixture_loss(p, mu)
-    density_q = lambda x: (1 - p) * mp.npdf(x) + p * mp.npdf(x, mu, 1)  # noqa: E731
-    cuts = [-mp.inf, 0, mu, mp.inf]
-    under_p = _central([mp.quad(lambda x, k=k: loss(x) ** k * mp.npdf(x), cuts) for k in range(5)])
-    under_q = _central([mp.quad(lambda x, k=k: loss(x) ** k * density_q(x), cuts) for k in range(5)])
-    pair = ew.poisson_gaussian_law(p, mu).pair()
-    assert _close(pair.under_p, under_p)
-    assert _close(pair.under_q, under_q)
+    with mp.workdps(25):
+        density_q = lambda x: (1 - p) * mp.npdf(x) + p * mp.npdf(x, mu, 1)  # noqa: E731
+        cuts = [-mp.inf, 0, mu, mp.inf]
+        under_p = _central([mp.quad(lambda x, k=k: loss(x) ** k * mp.npdf(x), cuts) for k in range(5)])
+        under_q = _central([mp.quad(lambda x, k=k: loss(x) ** k * density_q(x), cuts) for k in range(5)])
+        pair = ew.poisson_gaussian_law(p, mu).pair()
+        assert _close(pair.under_p, under_p)
+        assert _close(pair.under_q, under_q)
 
 
 @pytest.mark.parametrize(
@@ -99,46 +103,49 @@ def test_poisson_cumulants_match_mpmath(p: float, mu: float) -> None:
 def test_fixed_size_cumulants_match_mpmath_and_lemma4(p: float, mu: float) -> None:
     """C_p(G_mu): the three pieces of eq. 13 in mpmath; kl and the variance also from clt (scipy quad)."""
     z = _mixture_loss(p, mu)
-    inverse = lambda t: (1 - p) * mp.npdf(t) + p * mp.npdf(t, mu, 1)  # noqa: E731
-    segment = (1 - p) * (mp.ncdf(mu / 2) - mp.ncdf(-mu / 2))
-    cuts = [mu / 2, mu, mp.inf]
+    with mp.workdps(25):
+        inverse = lambda t: (1 - p) * mp.npdf(t) + p * mp.npdf(t, mu, 1)  # noqa: E731
+        segment = (1 - p) * (mp.ncdf(mu / 2) - mp.ncdf(-mu / 2))
+        cuts = [mu / 2, mu, mp.inf]
 
-    def moment(k: int) -> mp.mpf:
-        pieces = mp.quad(lambda t: z(t) ** k * mp.npdf(t) + (-z(t)) ** k * inverse(t), cuts)
-        return pieces + (segment if k == 0 else 0)
+        def moment(k: int) -> mp.mpf:
+            pieces = mp.quad(lambda t: z(t) ** k * mp.npdf(t) + (-z(t)) ** k * inverse(t), cuts)
+            return pieces + (segment if k == 0 else 0)
 
-    expected = _central([moment(k) for k in range(5)])
-    pair = ew.fixed_gaussian_law(p, mu).pair()
-    assert _close(pair.under_p, expected)
-    assert _close(pair.under_q, pair.under_p.negated(), rel=1e-12)  # symmetric: Y has the law of -X
-    functionals = clt.subsampled_gaussian_functionals(p, mu)
-    assert -pair.under_p.k1 == pytest.approx(functionals.kl, rel=1e-8)
-    assert pair.under_p.k2 == pytest.approx(functionals.variance, rel=1e-8)
+        expected = _central([moment(k) for k in range(5)])
+        pair = ew.fixed_gaussian_law(p, mu).pair()
+        assert _close(pair.under_p, expected)
+        assert _close(pair.under_q, pair.under_p.negated(), rel=1e-12)  # symmetric: Y has the law of -X
+        functionals = clt.subsampled_gaussian_functionals(p, mu)
+        assert -pair.under_p.k1 == pytest.approx(functionals.kl, rel=1e-8)
+        assert pair.under_p.k2 == pytest.approx(functionals.variance, rel=1e-8)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 3.0])
 def test_pure_dp_cumulants_match_the_two_point_law(epsilon: float) -> None:
-    eps = mp.mpf(epsilon)
-    lower = mp.e**eps / (1 + mp.e**eps)  # P-mass of -eps
-    moments = [lower * (-eps) ** k + (1 - lower) * eps**k for k in range(5)]
-    pair = ew.pure_dp_pair(epsilon)
-    assert _close(pair.under_p, _central(moments), rel=1e-12)
-    assert pair.under_q == pair.under_p.negated()
+    with mp.workdps(25):
+        eps = mp.mpf(epsilon)
+        lower = mp.e**eps / (1 + mp.e**eps)  # P-mass of -eps
+        moments = [lower * (-eps) ** k + (1 - lower) * eps**k for k in range(5)]
+        pair = ew.pure_dp_pair(epsilon)
+        assert _close(pair.under_p, _central(moments), rel=1e-12)
+        assert pair.under_q == pair.under_p.negated()
 
 
 @pytest.mark.parametrize("epsilon", [0.05, 1.0, 4.0])
 def test_laplace_cumulants_match_mpmath_and_clt(epsilon: float) -> None:
-    eps = mp.mpf(epsilon)
+    with mp.workdps(25):
+        eps = mp.mpf(epsilon)
 
-    def moment(k: int) -> mp.mpf:
-        atoms = (-eps) ** k / 2 + mp.e ** (-eps) * eps**k / 2
-        return atoms + mp.quad(lambda x: (2 * x - eps) ** k * mp.e ** (-x) / 2, [0, eps])
+        def moment(k: int) -> mp.mpf:
+            atoms = (-eps) ** k / 2 + mp.e ** (-eps) * eps**k / 2
+            return atoms + mp.quad(lambda x: (2 * x - eps) ** k * mp.e ** (-x) / 2, [0, eps])
 
-    pair = ew.laplace_law(epsilon).pair()
-    assert _close(pair.under_p, _central([moment(k) for k in range(5)]))
-    functionals = clt.laplace_functionals(epsilon)
-    assert -pair.under_p.k1 == pytest.approx(functionals.kl, rel=1e-9)
-    assert _close(pair.under_q, pair.under_p.negated(), rel=1e-9)
+        pair = ew.laplace_law(epsilon).pair()
+        assert _close(pair.under_p, _central([moment(k) for k in range(5)]))
+        functionals = clt.laplace_functionals(epsilon)
+        assert -pair.under_p.k1 == pytest.approx(functionals.kl, rel=1e-9)
+        assert _close(pair.under_q, pair.under_p.negated(), rel=1e-9)
 
 
 def test_reversed_pair_is_the_inverse_direction() -> None:

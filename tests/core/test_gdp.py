@@ -9,11 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdpcli.core import gdp
-from tests.conftest import REFERENCE, safe_side_of
-
-mp.mp.dps = 60
+from tests.conftest import REFERENCE, at_least_digits, safe_side_of
 
 
+@at_least_digits(60)
 def mp_delta(epsilon: float, mu: float) -> mp.mpf:
     """Recipe: GDP paper Cor. 1 at 60 digits, delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
     e, m = mp.mpf(epsilon), mp.mpf(mu)
@@ -54,9 +53,10 @@ def test_pure_dp_mu_reference(case: dict) -> None:
 
 @pytest.mark.parametrize(("epsilon", "mu"), [(200, 6), (100, 3), (700, 40), (5, 0.01), (1e-3, 0.05)])
 def test_delta_deep_tail_against_mpmath(epsilon: float, mu: float) -> None:
-    expected = mp_delta(epsilon, mu)
-    assert expected > 0
-    assert gdp.delta(epsilon, mu) == pytest.approx(float(expected), rel=1e-9)
+    with mp.workdps(60):
+        expected = mp_delta(epsilon, mu)
+        assert expected > 0
+        assert gdp.delta(epsilon, mu) == pytest.approx(float(expected), rel=1e-9)
 
 
 def test_delta_200_mu_6_is_about_3_4e_minus_203() -> None:
@@ -91,13 +91,14 @@ def test_round_trip_eps_delta_eps(mu: float, epsilon: float) -> None:
     # gdp.epsilon checks delta with a margin of DELTA_RELATIVE_ERROR, which moves the root up by about
     # margin * delta / |d delta / d eps|, with d delta / d eps = -e^eps Phi(-eps/mu - mu/2) (GDP Cor. 1;
     # mpmath): large where delta is near delta(0; mu)
-    slope = mp.exp(epsilon) * mp.ncdf(-mp.mpf(epsilon) / mu - mp.mpf(mu) / 2)
-    shift = float(3 * gdp.DELTA_RELATIVE_ERROR * mp.mpf(delta) / slope)
-    assert (
-        epsilon - 1e-9 * max(epsilon, 1.0)
-        <= gdp.epsilon(delta, mu)
-        <= epsilon + 1e-9 * max(epsilon, 1.0) + shift
-    )
+    with mp.workdps(60):
+        slope = mp.exp(epsilon) * mp.ncdf(-mp.mpf(epsilon) / mu - mp.mpf(mu) / 2)
+        shift = float(3 * gdp.DELTA_RELATIVE_ERROR * mp.mpf(delta) / slope)
+        assert (
+            epsilon - 1e-9 * max(epsilon, 1.0)
+            <= gdp.epsilon(delta, mu)
+            <= epsilon + 1e-9 * max(epsilon, 1.0) + shift
+        )
 
 
 @settings(max_examples=50, deadline=None)

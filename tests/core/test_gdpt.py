@@ -11,19 +11,20 @@ from hypothesis import strategies as st
 
 from gdpcli.core import gdp, gdpt
 from gdpcli.errors import ComputationError, InputError
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, at_least_digits
 
-mp.mp.dps = 50
 TAILS = REFERENCE["gdpt_tail_limits"]
 CONSTANTS = REFERENCE["gdpt_profile_refinement_constants"]
 PURE_DP = {case["epsilon"]: float(case["mu"]) for case in REFERENCE["pure_dp_to_gdp_gdpt_thm_5_1"]}
 
 
+@at_least_digits(50)
 def mp_log_delta(epsilon: mp.mpf, mu: mp.mpf) -> mp.mpf:
     """Recipe: log of GDP paper Cor. 1, Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), at 50 digits."""
     return mp.log(mp.ncdf(-epsilon / mu + mu / 2) - mp.exp(epsilon) * mp.ncdf(-epsilon / mu - mu / 2))
 
 
+@at_least_digits(50)
 def mp_mu_gdp(epsilon: float, log_delta: float, guess: float) -> mp.mpf:
     """Recipe: mu_GDP as an mpmath root of log delta_mu(eps) = log delta (works far below 1e-308)."""
     return mp.findroot(lambda m: mp_log_delta(mp.mpf(epsilon), m) - log_delta, mp.mpf(guess))
@@ -40,14 +41,15 @@ def mp_mu_gdp(epsilon: float, log_delta: float, guess: float) -> mp.mpf:
     ],
 )
 def test_mu_bound_brackets_mpmath(epsilon: float, log_delta: float, guess: float) -> None:
-    exact = mp_mu_gdp(epsilon, log_delta, guess)
-    lower = gdpt.mu_bound(epsilon, log_delta, "lower")
-    upper = gdpt.mu_bound(epsilon, log_delta, "upper")
-    assert lower <= exact <= upper
-    # width: 1e-11, plus the margin of delta's error (gdp.DELTA_RELATIVE_ERROR, on each side) times the
-    # condition number kappa = 1 / (d log delta / d log mu) of the root (mpmath, independent)
-    kappa = 1 / abs(mp.diff(lambda m: mp_log_delta(mp.mpf(epsilon), m), exact) * exact)
-    assert upper - lower <= (1e-11 + 2.2 * gdp.DELTA_RELATIVE_ERROR * float(kappa)) * float(exact)
+    with mp.workdps(50):
+        exact = mp_mu_gdp(epsilon, log_delta, guess)
+        lower = gdpt.mu_bound(epsilon, log_delta, "lower")
+        upper = gdpt.mu_bound(epsilon, log_delta, "upper")
+        assert lower <= exact <= upper
+        # width: 1e-11, plus the margin of delta's error (gdp.DELTA_RELATIVE_ERROR, on each side) times the
+        # condition number kappa = 1 / (d log delta / d log mu) of the root (mpmath, independent)
+        kappa = 1 / abs(mp.diff(lambda m: mp_log_delta(mp.mpf(epsilon), m), exact) * exact)
+        assert upper - lower <= (1e-11 + 2.2 * gdp.DELTA_RELATIVE_ERROR * float(kappa)) * float(exact)
 
 
 def test_mu_bound_end_points_and_side() -> None:
@@ -74,10 +76,11 @@ def test_gdp_profile_interval(eps_head: float) -> None:
     assert result.tail_limit == 1.5
     assert result.mu_lower <= 1.5 <= result.mu_upper
     assert result.slack <= 1e-3
-    assert result.log_residual == pytest.approx(
-        float(mp_log_delta(mp.mpf(eps_head), mp.mpf(result.mu_upper)))
-    )
-    assert result.residual > 0.0  # e^-2181 at eps_head = 100 is rounded up, never to 0
+    with mp.workdps(50):
+        assert result.log_residual == pytest.approx(
+            float(mp_log_delta(mp.mpf(eps_head), mp.mpf(result.mu_upper)))
+        )
+        assert result.residual > 0.0  # e^-2181 at eps_head = 100 is rounded up, never to 0
 
 
 def test_pure_dp_interval_is_theorem_5_1() -> None:
@@ -111,17 +114,18 @@ def test_noise_family_tail_and_refinement() -> None:
     # Recipe for the sup, attained at eps = 0: c2 solves d'(c)(1 + e^c) + (1 - d(c)) e^c = 0 for
     # d(c) = e^{-c^2}; delta(0) = d(c2) + (1 - d(c2)) (e^c2 - 1) / (1 + e^c2) (Thm 3.1);
     # mu = mu_GDP(0, delta(0)) = 2 sqrt(2) erfinv(delta(0)), as delta_mu(0) = 2 Phi(mu/2) - 1: 1.8563572885...
-    c2 = mp.findroot(
-        lambda c: -2 * c * mp.exp(-(c**2)) * (1 + mp.exp(c)) + (1 - mp.exp(-(c**2))) * mp.exp(c), 1.2
-    )
-    d2 = mp.exp(-(c2**2))
-    expected = 2 * mp.sqrt(2) * mp.erfinv(d2 + (1 - d2) * (mp.exp(c2) - 1) / (1 + mp.exp(c2)))
-    assert float(expected) == pytest.approx(1.8563573, abs=1e-7)
-    result = gdpt.identify(refined, eps_head=50.0, precision=1e-3)
-    assert result.verdict == "gdp"
-    assert result.mu_lower <= expected <= result.mu_upper
-    assert result.slack <= 1e-3
-    assert gdpt.gdpt(refined, 0.0) >= result.mu_lower - 1e-12  # the best lower bound is G(0)
+    with mp.workdps(50):
+        c2 = mp.findroot(
+            lambda c: -2 * c * mp.exp(-(c**2)) * (1 + mp.exp(c)) + (1 - mp.exp(-(c**2))) * mp.exp(c), 1.2
+        )
+        d2 = mp.exp(-(c2**2))
+        expected = 2 * mp.sqrt(2) * mp.erfinv(d2 + (1 - d2) * (mp.exp(c2) - 1) / (1 + mp.exp(c2)))
+        assert float(expected) == pytest.approx(1.8563573, abs=1e-7)
+        result = gdpt.identify(refined, eps_head=50.0, precision=1e-3)
+        assert result.verdict == "gdp"
+        assert result.mu_lower <= expected <= result.mu_upper
+        assert result.slack <= 1e-3
+        assert gdpt.gdpt(refined, 0.0) >= result.mu_lower - 1e-12  # the best lower bound is G(0)
 
 
 def test_icea_is_not_gdp_and_its_refinement() -> None:

@@ -49,12 +49,12 @@ def test_rdp_rho_against_mpmath() -> None:
 )
 def test_contraction_gap_is_exact_rounded_down(step_size: float, m: float, big_m: float, exact: str) -> None:
     """1 - c = min(eta m, 2 - eta M) of the exact binary inputs, one float below (the safe side)."""
-    mp.mp.dps = 50
-    eta = mp.mpf(step_size)
-    truth = min(eta * mp.mpf(m), 2 - eta * mp.mpf(big_m))
-    assert truth == (eta * mp.mpf(m) if exact == "eta m" else 2 - eta * mp.mpf(big_m))
-    gap = li.contraction_gap(step_size, m, big_m)
-    assert mp.mpf(gap) < truth <= mp.mpf(math.nextafter(math.nextafter(gap, 1.0), 1.0))
+    with mp.workdps(50):
+        eta = mp.mpf(step_size)
+        truth = min(eta * mp.mpf(m), 2 - eta * mp.mpf(big_m))
+        assert truth == (eta * mp.mpf(m) if exact == "eta m" else 2 - eta * mp.mpf(big_m))
+        gap = li.contraction_gap(step_size, m, big_m)
+        assert mp.mpf(gap) < truth <= mp.mpf(math.nextafter(math.nextafter(gap, 1.0), 1.0))
 
 
 @pytest.mark.parametrize("epochs", [1, 2, 50, 200])
@@ -94,38 +94,38 @@ def _linear_gaussian_mu(c: mp.mpf, step_mu: mp.mpf, sensitive: list[int], steps:
 
 def test_full_batch_bound_is_attained_by_linear_gaussian_dynamics() -> None:
     """Independent route: the explicit sums of the linear-Gaussian run equal the closed form (tightness)."""
-    mp.mp.dps = 50
-    steps = FULL["steps"]
-    c = 1 - mp.mpf(0.1) * mp.mpf(0.5)
-    exact = _linear_gaussian_mu(c, 2 / (1000 * mp.mpf(0.02)), list(range(1, steps + 1)), steps)
-    mu = li.full_batch_mu(FULL["step_mu"], FULL["gap"], steps)
-    assert safe_side_of(mp.nstr(exact, 40), mu, "above", 2e-12)
+    with mp.workdps(50):
+        steps = FULL["steps"]
+        c = 1 - mp.mpf(0.1) * mp.mpf(0.5)
+        exact = _linear_gaussian_mu(c, 2 / (1000 * mp.mpf(0.02)), list(range(1, steps + 1)), steps)
+        mu = li.full_batch_mu(FULL["step_mu"], FULL["gap"], steps)
+        assert safe_side_of(mp.nstr(exact, 40), mu, "above", 2e-12)
 
 
 def test_cyclic_bound_is_above_every_linear_gaussian_position() -> None:
     """The cyclic bound (E = 5, l = 4, c = 0.9) is no smaller than the linear-Gaussian run's mu wherever the
     differing example's batch sits in the epoch (the last place is the worst)."""
-    mp.mp.dps = 30
-    epochs, batches, gap = 5, 4, li.contraction_gap(0.1, 1.0, 2.0)
-    c, s, steps = 1 - mp.mpf(gap), mp.mpf(1), epochs * batches
-    instance = [
-        _linear_gaussian_mu(c, s, [e * batches + j for e in range(epochs)], steps)
-        for j in range(1, batches + 1)
-    ]
-    assert max(instance) == instance[-1] < li.cyclic_mu(1.0, gap, batches, epochs)
+    with mp.workdps(30):
+        epochs, batches, gap = 5, 4, li.contraction_gap(0.1, 1.0, 2.0)
+        c, s, steps = 1 - mp.mpf(gap), mp.mpf(1), epochs * batches
+        instance = [
+            _linear_gaussian_mu(c, s, [e * batches + j for e in range(epochs)], steps)
+            for j in range(1, batches + 1)
+        ]
+        assert max(instance) == instance[-1] < li.cyclic_mu(1.0, gap, batches, epochs)
 
 
 def test_composition_against_gdp_closed_form() -> None:
     """All iterates: step_mu sqrt(E) (GDP paper Cor. 2); its epsilon at 1e-5 meets delta(eps; mu) <= 1e-5
     by 60-digit mpmath (Cor. 1): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
     mu = li.composition_mu(TABLE1["step_mu"], 50)
-    assert safe_side_of(mp.nstr(mp.mpf(2) / 3 * mp.sqrt(50), 40), mu, "above", 2e-12)
-    mp.mp.dps = 60
-    eps = gdp.epsilon(1e-5, mu)
-    m, e = mp.mpf(mu), mp.mpf(eps)
-    delta = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
-    assert mp.mpf("1e-5") * (1 - mp.mpf("1e-9")) <= delta <= mp.mpf("1e-5")
-    assert round(eps, 2) == 30.51
+    with mp.workdps(60):
+        assert safe_side_of(mp.nstr(mp.mpf(2) / 3 * mp.sqrt(50), 40), mu, "above", 2e-12)
+        eps = gdp.epsilon(1e-5, mu)
+        m, e = mp.mpf(mu), mp.mpf(eps)
+        delta = mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
+        assert mp.mpf("1e-5") * (1 - mp.mpf("1e-9")) <= delta <= mp.mpf("1e-5")
+        assert round(eps, 2) == 30.51
 
 
 def test_tau_grid_keeps_the_ends() -> None:

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from gdpcli.core import partial_order as po
 from gdpcli.errors import InputError
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, at_least_digits
 
-mp.mp.dps = 40
 CONSTANTS = REFERENCE["gdpt_profile_refinement_constants"]
 UTILITY = REFERENCE["gdpt_utility_refinement_sec_5_2"]
 ICEA_K = 4.0 * np.exp(-2.0)  # n e^{-m/10}, m = 20 messages, n = 4 users
 
 
+@at_least_digits(40)
 def mp_implied(eps0: float, delta0: float, eps: float) -> mp.mpf:
     """Recipe: Thm 3.1, delta0 + (1 - delta0) max(e^eps0 - e^eps, 0) / (1 + e^eps0) at 40 digits."""
     e0, d0, e = mp.mpf(eps0), mp.mpf(delta0), mp.mpf(eps)
@@ -38,6 +38,7 @@ def icea_naive(eps: np.ndarray) -> np.ndarray:
         return np.minimum(1.0, ICEA_K / np.asarray(eps))
 
 
+@at_least_digits(40)
 def mp_tangent(naive: Callable[[mp.mpf], mp.mpf], x0: float) -> mp.mpf:
     """Recipe: the root of d'(x)(1 + e^x) + (1 - d(x)) e^x = 0 (App. B), d' by mpmath's exact diff."""
     return mp.findroot(lambda x: mp.diff(naive, x) * (1 + mp.exp(x)) + (1 - naive(x)) * mp.exp(x), x0)
@@ -48,10 +49,11 @@ def mp_tangent(naive: Callable[[mp.mpf], mp.mpf], x0: float) -> mp.mpf:
     [(1.0, 0.0, 0.0), (1.0, 0.1, 0.5), (3.0, 1e-6, 2.999), (50.0, 0.0, 1.0), (0.5, 0.2, 2)],
 )
 def test_implied_delta_against_mpmath(eps0: float, delta0: float, eps: float) -> None:
-    expected = mp_implied(eps0, delta0, eps)
-    value = po.implied_delta(eps0, delta0, eps)
-    assert value == pytest.approx(float(expected), rel=1e-13)
-    assert value >= expected  # rounded up: a safe delta
+    with mp.workdps(40):
+        expected = mp_implied(eps0, delta0, eps)
+        value = po.implied_delta(eps0, delta0, eps)
+        assert value == pytest.approx(float(expected), rel=1e-13)
+        assert value >= expected  # rounded up: a safe delta
 
 
 def test_pure_dp_profile_is_randomized_response() -> None:
@@ -72,8 +74,9 @@ def test_pure_dp_profile_is_randomized_response() -> None:
 def test_theorem_3_1_is_an_iff_at_its_boundary(eps0: float, delta0: float, eps: float) -> None:
     boundary = po.implied_delta(eps0, delta0, eps)
     assert po.implies(eps0, delta0, eps, boundary)
-    if float(mp_implied(eps0, delta0, eps)) > 1e-300:
-        assert not po.implies(eps0, delta0, eps, 0.999 * boundary)
+    with mp.workdps(40):
+        if float(mp_implied(eps0, delta0, eps)) > 1e-300:
+            assert not po.implies(eps0, delta0, eps, 0.999 * boundary)
 
 
 @settings(max_examples=50, deadline=None)
@@ -85,11 +88,14 @@ def test_weakest_delta_round_trip(eps: float, delta: float, fraction: float) -> 
     assert po.implies(eps0, delta0, eps, delta)
     # Cor. 3.1 exactly: delta0 = ((1 + e^eps0) delta - e^eps0 + e^eps) / (1 + e^eps), with the roles of the
     # paper's (eps, delta) and (eps0, delta0) swapped (there the weaker condition carries the 0).
-    e0, e = mp.mpf(eps0), mp.mpf(eps)
-    exact = (
-        ((1 + mp.exp(e0)) * delta - mp.exp(e0) + mp.exp(e)) / (1 + mp.exp(e)) if eps0 > eps else mp.mpf(delta)
-    )
-    assert delta0 == pytest.approx(float(exact), rel=1e-9, abs=1e-12)
+    with mp.workdps(40):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        exact = (
+            ((1 + mp.exp(e0)) * delta - mp.exp(e0) + mp.exp(e)) / (1 + mp.exp(e))
+            if eps0 > eps
+            else mp.mpf(delta)
+        )
+        assert delta0 == pytest.approx(float(exact), rel=1e-9, abs=1e-12)
 
 
 def test_largest_epsilon0_is_pure_dp() -> None:
@@ -112,19 +118,21 @@ def test_local_minimizers_polishes_to_the_minimum() -> None:
 
 def test_sgd_family_tangent_point() -> None:
     eps_k, delta_k = po.tangent_points(sgd_naive)
-    c2 = mp_tangent(lambda x: mp.exp(-(x**2)), 1.2)  # recipe: mpmath root, 1.18784889958051325833...
-    assert eps_k == pytest.approx([float(c2)], abs=1e-11)
-    assert eps_k[0] == pytest.approx(float(CONSTANTS["sgd_family_c2"]), abs=1e-11)
-    assert delta_k[0] == pytest.approx(float(CONSTANTS["sgd_family_delta2"]), abs=1e-11)
+    with mp.workdps(40):
+        c2 = mp_tangent(lambda x: mp.exp(-(x**2)), 1.2)  # recipe: mpmath root, 1.18784889958051325833...
+        assert eps_k == pytest.approx([float(c2)], abs=1e-11)
+        assert eps_k[0] == pytest.approx(float(CONSTANTS["sgd_family_c2"]), abs=1e-11)
+        assert delta_k[0] == pytest.approx(float(CONSTANTS["sgd_family_delta2"]), abs=1e-11)
 
 
 def test_icea_tangent_point() -> None:
     eps_k, delta_k = po.tangent_points(icea_naive)
-    k = 4 * mp.exp(-2)
-    c3 = mp_tangent(lambda x: k / x, 1.2)  # recipe: mpmath root, 1.15660703536557801753...
-    assert eps_k == pytest.approx([float(c3)], abs=1e-11)
-    assert eps_k[0] == pytest.approx(float(CONSTANTS["icea_c3"]), abs=1e-11)
-    assert delta_k[0] == pytest.approx(float(CONSTANTS["icea_delta3"]), abs=1e-11)
+    with mp.workdps(40):
+        k = 4 * mp.exp(-2)
+        c3 = mp_tangent(lambda x: k / x, 1.2)  # recipe: mpmath root, 1.15660703536557801753...
+        assert eps_k == pytest.approx([float(c3)], abs=1e-11)
+        assert eps_k[0] == pytest.approx(float(CONSTANTS["icea_c3"]), abs=1e-11)
+        assert delta_k[0] == pytest.approx(float(CONSTANTS["icea_delta3"]), abs=1e-11)
 
 
 def test_refined_profile_is_tangent_pair_below_and_naive_above() -> None:
@@ -134,11 +142,12 @@ def test_refined_profile_is_tangent_pair_below_and_naive_above() -> None:
     refined = np.minimum(np.clip(sgd_naive(eps), 0.0, 1.0), po.tangent_bound(eps, eps_k, delta_k))
     assert np.all(refined <= sgd_naive(eps) * (1 + 1e-15))
     below = eps < eps_k[0]
-    expected_below = [float(mp_implied(eps_k[0], delta_k[0], e)) for e in eps[below]]
-    np.testing.assert_allclose(refined[below], expected_below, rtol=1e-12)
-    np.testing.assert_array_equal(refined[~below], sgd_naive(eps[~below]))
-    # Every refined value is implied by some member of the family (here: the tangent pair itself).
-    assert np.all(po.implies(eps_k[0], delta_k[0], eps[below], refined[below]))
+    with mp.workdps(40):
+        expected_below = [float(mp_implied(eps_k[0], delta_k[0], e)) for e in eps[below]]
+        np.testing.assert_allclose(refined[below], expected_below, rtol=1e-12)
+        np.testing.assert_array_equal(refined[~below], sgd_naive(eps[~below]))
+        # Every refined value is implied by some member of the family (here: the tangent pair itself).
+        assert np.all(po.implies(eps_k[0], delta_k[0], eps[below], refined[below]))
 
 
 def test_utility_refinement_reference() -> None:
@@ -153,16 +162,17 @@ def test_utility_refinement_reference() -> None:
 def test_utility_refinement_against_mpmath() -> None:
     # Recipe: minimise f(x, delta0(x)) = -log(delta0(x)) / x, delta0(x) = (D - c(x)) / (1 - c(x)),
     # c(x) = (e^x - e^E) / (1 + e^x), by an mpmath root of its derivative.
-    e_target, d_target = mp.mpf("0.2"), mp.exp(-2)
+    with mp.workdps(40):
+        e_target, d_target = mp.mpf("0.2"), mp.exp(-2)
 
-    def sigma(x: mp.mpf) -> mp.mpf:
-        c = (mp.exp(x) - mp.exp(e_target)) / (1 + mp.exp(x))
-        return -mp.log((d_target - c) / (1 - c)) / x
+        def sigma(x: mp.mpf) -> mp.mpf:
+            c = (mp.exp(x) - mp.exp(e_target)) / (1 + mp.exp(x))
+            return -mp.log((d_target - c) / (1 - c)) / x
 
-    x_star = mp.findroot(lambda x: mp.diff(sigma, x), (mp.mpf("0.3"), mp.mpf("0.37")), solver="anderson")
-    result = po.refine_noise(lambda e, d: -np.log(d) / e, 0.2, np.exp(-2.0))
-    assert result.epsilon0 == pytest.approx(float(x_star), abs=1e-10)
-    assert result.sigma == pytest.approx(float(sigma(x_star)), rel=1e-13)
+        x_star = mp.findroot(lambda x: mp.diff(sigma, x), (mp.mpf("0.3"), mp.mpf("0.37")), solver="anderson")
+        result = po.refine_noise(lambda e, d: -np.log(d) / e, 0.2, np.exp(-2.0))
+        assert result.epsilon0 == pytest.approx(float(x_star), abs=1e-10)
+        assert result.sigma == pytest.approx(float(sigma(x_star)), rel=1e-13)
 
 
 @settings(max_examples=30, deadline=None)

@@ -13,10 +13,10 @@ import pytest
 from gdpcli.core import pld
 from gdpcli.core.shuffle_model import CloneReduction, ShuffledRR, check_parameters
 from gdpcli.errors import InputError
+from tests.conftest import at_least_digits
 
-mp.mp.dps = 40
 
-
+@at_least_digits(40)
 def _clone_pair(n: int, eps0: float, randomizer: str) -> tuple[dict, dict]:
     """P and Q of [FMT23] Thm 3.2 / [FMT22] Thm 3.2 by enumerating (C, A, Delta) in mpmath:
     P = (A + D, C - A + 1 - D), Q = (A + 1 - D, C - A + D), keyed by (C, first coordinate)."""
@@ -35,12 +35,14 @@ def _clone_pair(n: int, eps0: float, randomizer: str) -> tuple[dict, dict]:
     return p_mass, q_mass
 
 
+@at_least_digits(40)
 def _hockey(p_mass: dict, q_mass: dict, eps: float) -> mp.mpf:
     x = mp.e ** mp.mpf(eps)
     keys = set(p_mass) | set(q_mass)
     return sum(max(p_mass.get(k, 0) - x * q_mass.get(k, 0), 0) for k in keys)
 
 
+@at_least_digits(40)
 def _rr_pair(n: int, eps0: float) -> tuple[list, list]:
     """Shuffled binary RR, D0 = (0,...,0) against D1 = (1,0,...,0): the law of the number of ones,
     by convolution (independent of the closed form Q = P (e^2 y + n - y) / (e n))."""
@@ -60,12 +62,13 @@ def test_clone_profile_matches_mpmath(n: int, eps0: float, randomizer: str) -> N
     pair = CloneReduction(eps0, n, randomizer)
     eps = np.array([-0.7, 0.0, 0.2, 0.6, 0.95 * eps0, eps0, 3.0 * eps0])
     ours = pair.profile(eps)
-    for value, e in zip(ours, eps, strict=True):
-        exact = _hockey(p_mass, q_mass, float(e))
-        reverse = _hockey(q_mass, p_mass, float(e))  # the pair is symmetric
-        assert value >= exact * (1 - 1e-15) - 1e-35  # mpmath leaves ~1e-42 at eps = eps0, where it is 0
-        assert float(abs(value - exact)) <= 1e-9 * float(exact) + 1e-35
-        assert float(abs(reverse - exact)) <= 1e-30
+    with mp.workdps(40):
+        for value, e in zip(ours, eps, strict=True):
+            exact = _hockey(p_mass, q_mass, float(e))
+            reverse = _hockey(q_mass, p_mass, float(e))  # the pair is symmetric
+            assert value >= exact * (1 - 1e-15) - 1e-35  # mpmath leaves ~1e-42 at eps = eps0, where it is 0
+            assert float(abs(value - exact)) <= 1e-9 * float(exact) + 1e-35
+            assert float(abs(reverse - exact)) <= 1e-30
 
 
 @pytest.mark.slow
@@ -94,10 +97,11 @@ def test_clone_rdp_is_an_upper_bound_close_to_mpmath() -> None:
     n, eps0 = 10, 1.0
     p_mass, q_mass = _clone_pair(n, eps0, "rr")
     ours = CloneReduction(eps0, n).rdp(np.array([2.0, 5.0]))
-    for value, order in zip(ours, (2, 5), strict=True):
-        moment = sum(p_mass[k] ** order * q_mass[k] ** (1 - order) for k in p_mass)
-        exact = float(mp.log(moment) / (order - 1))
-        assert exact <= value <= exact * (1 + 1e-9)
+    with mp.workdps(40):
+        for value, order in zip(ours, (2, 5), strict=True):
+            moment = sum(p_mass[k] ** order * q_mass[k] ** (1 - order) for k in p_mass)
+            exact = float(mp.log(moment) / (order - 1))
+            assert exact <= value <= exact * (1 + 1e-9)
 
 
 def test_tradeoff_is_a_lower_bound_of_the_exact_one() -> None:
@@ -106,16 +110,17 @@ def test_tradeoff_is_a_lower_bound_of_the_exact_one() -> None:
     keys = sorted(p_mass, key=lambda k: p_mass[k] / q_mass[k])  # Neyman-Pearson order, Q-likely first
     alpha = np.linspace(0.0, 1.0, 21)
     ours = CloneReduction(eps0, n).tradeoff(alpha)
-    for a, f in zip(alpha, ours, strict=True):
-        beta, spent = mp.mpf(1), mp.mpf(0)  # reject on the most Q-likely outcomes first (alpha: P-mass)
-        for k in keys:
-            take = min(p_mass[k], mp.mpf(a) - spent)
-            if take <= 0:
-                break
-            beta -= q_mass[k] * take / p_mass[k]
-            spent += take
-        assert f <= float(beta) + 1e-12
-        assert f >= float(beta) - 0.02  # the dual over a grid of 401 epsilons is close
+    with mp.workdps(40):
+        for a, f in zip(alpha, ours, strict=True):
+            beta, spent = mp.mpf(1), mp.mpf(0)  # reject on the most Q-likely outcomes first (alpha: P-mass)
+            for k in keys:
+                take = min(p_mass[k], mp.mpf(a) - spent)
+                if take <= 0:
+                    break
+                beta -= q_mass[k] * take / p_mass[k]
+                spent += take
+            assert f <= float(beta) + 1e-12
+            assert f >= float(beta) - 0.02  # the dual over a grid of 401 epsilons is close
     assert np.all(np.diff(ours) <= 1e-15)
 
 
@@ -125,13 +130,14 @@ def test_rr_lower_bound_matches_mpmath_and_lies_below_the_clone_bound(n: int, ep
     lower, upper = ShuffledRR(eps0, n), CloneReduction(eps0, n)
     eps = np.array([-0.3, 0.0, 0.3, 0.8 * eps0])
     rows = zip(eps, lower.remove_profile(eps), lower.add_profile(eps), upper.profile(eps), strict=True)
-    for e, remove, add, bound in rows:
-        x = mp.e ** mp.mpf(float(e))
-        exact_remove = sum(max(p - x * q, 0) for p, q in zip(under_d0, under_d1, strict=True))
-        exact_add = sum(max(q - x * p, 0) for p, q in zip(under_d0, under_d1, strict=True))
-        assert remove <= exact_remove and float(exact_remove - remove) <= 1e-9 * float(exact_remove)
-        assert add <= exact_add and float(exact_add - add) <= 1e-9 * float(exact_add) + 1e-300
-        assert max(remove, add) <= bound
+    with mp.workdps(40):
+        for e, remove, add, bound in rows:
+            x = mp.e ** mp.mpf(float(e))
+            exact_remove = sum(max(p - x * q, 0) for p, q in zip(under_d0, under_d1, strict=True))
+            exact_add = sum(max(q - x * p, 0) for p, q in zip(under_d0, under_d1, strict=True))
+            assert remove <= exact_remove and float(exact_remove - remove) <= 1e-9 * float(exact_remove)
+            assert add <= exact_add and float(exact_add - add) <= 1e-9 * float(exact_add) + 1e-300
+            assert max(remove, add) <= bound
 
 
 def test_rr_lower_bound_monte_carlo() -> None:

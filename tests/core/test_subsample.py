@@ -57,11 +57,13 @@ def test_subsampled_gdp_reference(row: dict) -> None:
 
 def test_subsampled_gdp_mirror_piece_by_mpmath() -> None:
     """Recipe: f_p^-1(x) = Phi(-c) where (1 - p) Phi(c) + p Phi(c - mu) = x, solved by mpmath findroot."""
-    mp.mp.dps = 40
-    mu, p = mp.mpf("1.8"), mp.mpf("0.35")
-    for x in ("0.65", "0.9", "0.999", "0.999999"):
-        c = mp.findroot(lambda c, x=x: (1 - p) * mp.ncdf(c) + p * mp.ncdf(c - mu) - mp.mpf(x), 1)
-        assert subsampled_gdp_tradeoff(float(x), 1.8, 0.35) == pytest.approx(float(mp.ncdf(-c)), rel=1e-12)
+    with mp.workdps(40):
+        mu, p = mp.mpf("1.8"), mp.mpf("0.35")
+        for x in ("0.65", "0.9", "0.999", "0.999999"):
+            c = mp.findroot(lambda c, x=x: (1 - p) * mp.ncdf(c) + p * mp.ncdf(c - mu) - mp.mpf(x), 1)
+            assert subsampled_gdp_tradeoff(float(x), 1.8, 0.35) == pytest.approx(
+                float(mp.ncdf(-c)), rel=1e-12
+            )
 
 
 @SETTINGS
@@ -117,17 +119,17 @@ def test_corollary_3_column_is_printed_eq_14_and_ours_is_tighter_by_p_delta_tanh
     C_p(f_{eps,delta}) itself (Def. 6, eq. (13); also Lemma 2 applied at eps = 0, whose (0, p delta(0))-DP
     gives the line 1 - p delta(0) - alpha) has the middle line higher by p delta tanh(eps/2).
     """
-    mp.mp.dps = 40
-    eps, delta, p, alpha = (
-        mp.mpf(value) for value in (COR3["eps"], COR3["delta"], COR3["rate"], row["alpha"])
-    )
-    printed = max(mp.mpf(row["ullman_beta"]), 1 - p * delta - p * mp.tanh(eps / 2) - alpha)
-    assert float(printed) == pytest.approx(row["beta"], rel=1e-14)
-    delta_at_zero = delta + (1 - delta) * mp.tanh(eps / 2)
-    tight = max(mp.mpf(row["ullman_beta"]), 1 - p * delta_at_zero - alpha)
-    ours = subsampled_eps_delta_tradeoff(row["alpha"], COR3["eps"], COR3["delta"], COR3["rate"])
-    assert ours == pytest.approx(float(tight), rel=1e-14)
-    assert ours >= row["beta"] and ours - row["beta"] <= float(p * delta * mp.tanh(eps / 2)) + 1e-15
+    with mp.workdps(40):
+        eps, delta, p, alpha = (
+            mp.mpf(value) for value in (COR3["eps"], COR3["delta"], COR3["rate"], row["alpha"])
+        )
+        printed = max(mp.mpf(row["ullman_beta"]), 1 - p * delta - p * mp.tanh(eps / 2) - alpha)
+        assert float(printed) == pytest.approx(row["beta"], rel=1e-14)
+        delta_at_zero = delta + (1 - delta) * mp.tanh(eps / 2)
+        tight = max(mp.mpf(row["ullman_beta"]), 1 - p * delta_at_zero - alpha)
+        ours = subsampled_eps_delta_tradeoff(row["alpha"], COR3["eps"], COR3["delta"], COR3["rate"])
+        assert ours == pytest.approx(float(tight), rel=1e-14)
+        assert ours >= row["beta"] and ours - row["beta"] <= float(p * delta * mp.tanh(eps / 2)) + 1e-15
 
 
 @SETTINGS

@@ -44,16 +44,16 @@ def assert_tradeoff(beta: np.ndarray, alpha: np.ndarray = UNIFORM, tol: float = 
     assert np.all(np.diff(beta, 2) >= -1e-10)
 
 
+@mp.workdps(40)
 def mp_gaussian_profile(epsilon: float, mu: float) -> float:
     """H_{e^eps}(N(mu,1) || N(0,1)) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), all eps (Cor. 1)."""
-    mp.mp.dps = 40
     e, m = mp.mpf(epsilon), mp.mpf(mu)
     return float(mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2))
 
 
+@mp.workdps(30)
 def mp_laplace_profile(epsilon: float, epsilon0: float) -> float:
     """H_{e^eps}(Lap(eps0, 1) || Lap(0, 1)) = int (q - e^eps p)_+ dx by quadrature, split at the kinks."""
-    mp.mp.dps = 30
     e, e0 = mp.mpf(epsilon), mp.mpf(epsilon0)
 
     def integrand(x: mp.mpf) -> mp.mpf:
@@ -63,10 +63,10 @@ def mp_laplace_profile(epsilon: float, epsilon0: float) -> float:
     return float(mp.quad(integrand, [-mp.inf, 0, kink, e0, mp.inf]))
 
 
+@mp.workdps(40)
 def mp_eps_delta_profile(epsilon: float, epsilon0: float, delta0: float) -> float:
     """Hockey-stick divergence of the 4-point tight pair of (eps0, delta0)-DP (Kairouz et al.), any real eps:
     P = (delta0, (1-delta0) e^eps0/(1+e^eps0), (1-delta0)/(1+e^eps0), 0), Q = P reversed."""
-    mp.mp.dps = 40
     d0, w = mp.mpf(delta0), mp.exp(mp.mpf(epsilon0))
     p = [d0, (1 - d0) * w / (1 + w), (1 - d0) / (1 + w), mp.mpf(0)]
     q = p[::-1]
@@ -313,13 +313,13 @@ def test_group_privacy_of_gdp_is_k_mu(row_index: int, mu: float, group_size: int
 @given(st.floats(0.05, 2.0), st.integers(1, 6))
 def test_group_privacy_gdp_and_shape(mu: float, group_size: int) -> None:
     beta = group_tradeoff(lambda a: gdp.tradeoff(a, mu), UNIFORM, group_size)
-    mp.mp.dps = 30
-    expected = [
-        float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - group_size * mp.mpf(mu)))
-        for a in UNIFORM[1:-1:40]
-    ]
-    assert np.allclose(beta[1:-1:40], expected, atol=1e-13)
-    assert_tradeoff(beta)
+    with mp.workdps(30):
+        expected = [
+            float(mp.ncdf(-mp.sqrt(2) * mp.erfinv(2 * mp.mpf(a) - 1) - group_size * mp.mpf(mu)))
+            for a in UNIFORM[1:-1:40]
+        ]
+        assert np.allclose(beta[1:-1:40], expected, atol=1e-13)
+        assert_tradeoff(beta)
 
 
 @SETTINGS

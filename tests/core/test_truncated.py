@@ -85,25 +85,29 @@ def test_kept_rate_matches_monte_carlo() -> None:
 def test_upper_pair_profiles_match_mpmath(epsilon: float) -> None:
     """Both directions of the mixture (1 - t) Poisson(q, mu) + t Poisson(q', 2 mu) at N 50, q 0.1,
     B_max 8, sigma 0.8, with t and q' from _mp_truncation."""
-    t, rate_cut = _mp_truncation(50, 0.1, 8)
-    mu = mp.mpf(1) / mp.mpf("0.8")
-    pair = truncated.upper_pair(truncated.truncation(50, 0.1, 8), float(mu))
-    for direction, profile in (("remove", pair.remove), ("add", pair.add)):
-        expected = (1 - t) * _mp_poisson_profile(
-            epsilon, mu, mp.mpf("0.1"), direction
-        ) + t * _mp_poisson_profile(epsilon, 2 * mu, rate_cut, direction)
-        assert float(profile(np.array([epsilon]))[0]) == pytest.approx(float(expected), rel=1e-10, abs=1e-300)
+    with mp.workdps(40):
+        t, rate_cut = _mp_truncation(50, 0.1, 8)
+        mu = mp.mpf(1) / mp.mpf("0.8")
+        pair = truncated.upper_pair(truncated.truncation(50, 0.1, 8), float(mu))
+        for direction, profile in (("remove", pair.remove), ("add", pair.add)):
+            expected = (1 - t) * _mp_poisson_profile(
+                epsilon, mu, mp.mpf("0.1"), direction
+            ) + t * _mp_poisson_profile(epsilon, 2 * mu, rate_cut, direction)
+            assert float(profile(np.array([epsilon]))[0]) == pytest.approx(
+                float(expected), rel=1e-10, abs=1e-300
+            )
 
 
 def test_lower_pair_is_poisson_at_the_kept_rate() -> None:
     cut = truncated.truncation(50, 0.1, 8)
     pair = truncated.lower_pair(cut, 1.25)
-    t, rate_cut = _mp_truncation(50, 0.1, 8)
-    rate = mp.mpf(0.1) * (1 - t) + t * rate_cut  # q_kept = (1 - t) q + t q'
-    for epsilon in (-0.3, 0.0, 0.8, 3.0):
-        for direction, profile in (("remove", pair.remove), ("add", pair.add)):
-            expected = _mp_poisson_profile(epsilon, mp.mpf(1.25), rate, direction)
-            assert float(profile(np.array([epsilon]))[0]) == pytest.approx(float(expected), rel=1e-10)
+    with mp.workdps(40):
+        t, rate_cut = _mp_truncation(50, 0.1, 8)
+        rate = mp.mpf(0.1) * (1 - t) + t * rate_cut  # q_kept = (1 - t) q + t q'
+        for epsilon in (-0.3, 0.0, 0.8, 3.0):
+            for direction, profile in (("remove", pair.remove), ("add", pair.add)):
+                expected = _mp_poisson_profile(epsilon, mp.mpf(1.25), rate, direction)
+                assert float(profile(np.array([epsilon]))[0]) == pytest.approx(float(expected), rel=1e-10)
 
 
 def _bounds(pair: pld.DominatingPair, steps: int, delta: float = 1e-5) -> pld.Bounds:
