@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit specs completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family canonical sgd' ;;
     esac
 }
@@ -19,6 +19,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
         'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
+        'gdpcli specs') echo '-h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --closed-form --mu --sens --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;

@@ -4,7 +4,7 @@
 function __gdpcli_subcommands --description 'The subcommands of a command path'
     switch "$argv"
         case 'gdpcli'
-            printf '%s\n' 'convert' 'compose' 'subsample' 'sgd' 'noisy-gd' 'gdpt-identify' 'risk' 'audit' 'completion' 'calibrate'
+            printf '%s\n' 'convert' 'compose' 'subsample' 'sgd' 'noisy-gd' 'gdpt-identify' 'risk' 'audit' 'specs' 'completion' 'calibrate'
         case 'gdpcli calibrate'
             printf '%s\n' 'gaussian' 'laplace' 'family' 'canonical' 'sgd'
     end
@@ -70,6 +70,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli' -a noisy-gd -d 'Last-iterate privacy 
 complete -c gdpcli -n '__gdpcli_is gdpcli' -a gdpt-identify -d 'Is the mechanism GDP, and for which mu: verdict, tail limit and a certified mu interval.'
 complete -c gdpcli -n '__gdpcli_is gdpcli' -a risk -d 'Attack risk: the most any membership-inference attack achieves against these mechanisms or this run (with --group K: against a user\'s K records together).'
 complete -c gdpcli -n '__gdpcli_is gdpcli' -a audit -d 'Rigorous lower bounds on epsilon and mu from an attack\'s hits; exit 3 if they exceed the claim.'
+complete -c gdpcli -n '__gdpcli_is gdpcli' -a specs -d 'The spec language: its grammar, the keys every kind takes, and every mechanism kind with its keys.'
 complete -c gdpcli -n '__gdpcli_is gdpcli' -a completion -d 'Print the completion script for SHELL (install it as the examples show).'
 complete -c gdpcli -n '__gdpcli_is gdpcli' -a calibrate -d 'The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families), and the canonical noise of a trade-off function.'
 complete -c gdpcli -n '__gdpcli_is gdpcli' -l version -d 'Print the version and exit.'
@@ -80,7 +81,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l epsilon -x -d 'epsilon val
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l alpha -x -d 'Type I error(s) alpha at which to report the trade-off beta = f(alpha).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l to -x -a 'mu rho rdp equal-error kl tv hellinger chi2' -d 'Convert to another representation: mu (tightest GDP mu) | rho (zCDP: exact for the Gaussian, else the smallest rho with D_alpha <= alpha rho over --order) | rdp (the RDP curve D_alpha at --order) | equal-error (alpha* = f(alpha*), the equal error rate of the best test; a bound on f gives a bound on alpha* in the same direction) | kl | tv | hellinger | chi2 (divergences of the dominating pair P, Q: KL(P||Q), total variation = delta(0), squared Hellinger 1 - int sqrt(pq), chi2(P||Q) = e^D_2 - 1).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l group -x -d 'Group privacy: the guarantee for groups of K individuals.'
-complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l method -x -a 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' -d 'auto | exact | pld | clt | edgeworth | berry-esseen | rdp | all, or an RDP conversion classic | improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).'
+complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l method -x -a 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all classic improved lemma1 lemma2 optimal' -d 'auto | exact | pld | clt | edgeworth | berry-esseen | rdp | basic | advanced | all, or an RDP conversion classic | improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l conversion -x -a 'classic improved lemma1 lemma2 optimal all' -d 'RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l order -x -d 'Renyi orders alpha > 1 for --to rdp (and --to rho from a curve): A, A1,A2,... or START:STOP:NUM (default 1.25,1.5,2,3,4,6,8,16,32,64; for rho 1.0001 to 1024).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l implies -x -d 'Does SPEC imply (EPSILON, DELTA)-DP, i.e. delta(EPSILON) <= DELTA? Exit 0 if proven (an exact figure or rigorous upper bound), 3 if disproven (exact figure or lower bound above DELTA), 1 if the rigorous bounds straddle DELTA (GDPT Thm 3.1 for dp: specs).'
@@ -205,6 +206,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli audit' -s f -l format -x -a 'table csv
 complete -c gdpcli -n '__gdpcli_is gdpcli audit' -l plot -r -F -d 'Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install \'gdpcli[plot]\').'
 complete -c gdpcli -n '__gdpcli_is gdpcli audit' -s h -l help -d 'Show this message and exit.'
 complete -c gdpcli -n '__gdpcli_is gdpcli audit' -a 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' -d 'SPECS'
+complete -c gdpcli -n '__gdpcli_is gdpcli specs' -s h -l help -d 'Show this message and exit.'
 complete -c gdpcli -n '__gdpcli_is gdpcli completion' -s h -l help -d 'Show this message and exit.'
 complete -c gdpcli -n '__gdpcli_is gdpcli completion' -a 'bash zsh fish' -d 'SHELL'
 complete -c gdpcli -n '__gdpcli_is gdpcli calibrate' -a gaussian -d 'Gaussian sigma for a target (epsilon, delta) (analytic, Balle & Wang Thm 8), a target mu, or a risk target (exact: G_mu\'s attack TPR and advantage in closed form).'

@@ -19,6 +19,35 @@ from gdpcli.vocabulary import SAMPLING
 KINDS: dict[str, type[Mechanism]] = {mechanism.kind: mechanism for mechanism in MECHANISMS}
 KIND_KEYS: dict[str, tuple[str, ...]] = {kind: mechanism.keys for kind, mechanism in KINDS.items()}
 COMMON_KEYS = ("times", "p", "sampling")
+MEANINGS: dict[str, str] = {
+    "gdp": "a mu-GDP guarantee",
+    "gaussian": "Gaussian noise of std sigma on a query of L2 sensitivity sens (default 1): exactly "
+    "(sens/sigma)-GDP",
+    "laplace": "Laplace noise of scale b on a query of L1 sensitivity sens (default 1), or eps = sens / b "
+    "directly: its exact trade-off function",
+    "dp": "an (eps, delta)-DP guarantee (delta default 0: pure DP)",
+    "rr": "randomized response on one bit, keeping it with probability keep (> 1/2)",
+    "dgauss": "discrete Gaussian N_Z(0, sigma^2) on the integers, on a query of whole sensitivity sens "
+    "(default 1): exact",
+    "shuffle": "n users each send one eps0-LDP report (any randomizer), shuffled: a rigorous upper bound",
+    "shuffle-rr": "n users each send one eps0-LDP randomized-response report, shuffled: a tighter upper "
+    "bound than shuffle's",
+    "zcdp": "(xi, rho)-zCDP: Renyi DP xi + alpha rho at every order alpha (xi default 0)",
+    "rdp": "Renyi DP eps at order alpha (repeat alpha=...,eps=... pairs for more orders), or a whole curve "
+    "from file=F.csv (columns alpha,eps)",
+    "tradeoff": "a trade-off function sampled as (alpha, beta) rows in file=F.csv; between samples its safe "
+    "lower bound, so its figures are upper bounds (tol: the rows' absolute accuracy, default 1e-12)",
+    "profile": "a privacy profile sampled as (epsilon, delta) rows in file=F.csv; between samples its safe "
+    "upper bound, so its figures are upper bounds (tol: as for tradeoff)",
+}
+"""What each kind means, in one line that names every key of KIND_KEYS (`gdpcli specs` prints it)."""
+COMMON_MEANINGS: dict[str, str] = {
+    "times": "times=N: N runs on the same data, composed (the suffix xN says the same)",
+    "p": "p=RATE: each run sees a random subsample of the data, at rate 0 < RATE <= 1",
+    "sampling": "sampling=poisson|fixed: how the subsample is drawn: poisson (each record with probability "
+    "RATE; add/remove neighbours; the default) or fixed (a fixed-size batch; replace-one neighbours)",
+}
+"""What each key of COMMON_KEYS means, with its form."""
 TEXT_KEYS = ("file",)
 """Keys whose value is text (a path), passed to the mechanism as given."""
 SPEC_HELP = (

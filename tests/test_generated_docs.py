@@ -17,7 +17,7 @@ from gdpcli import vocabulary
 from gdpcli.accounting import dpsgd, last_iterate
 from gdpcli.accounting.gdpt_input import BUILTINS
 from gdpcli.cli import calibrate
-from gdpcli.mechanisms import KIND_KEYS
+from gdpcli.mechanisms import COMMON_KEYS, KIND_KEYS
 from tools import generate_docs as generate
 
 ROOT = generate.ROOT
@@ -35,6 +35,7 @@ SUBCOMMANDS = (
     "gdpt-identify",
     "risk",
     "audit",
+    "specs",
     "completion",
 )
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO")
@@ -160,21 +161,35 @@ def test_spec_arguments_complete_kinds_and_gdpt_input_files(tree: generate.Comma
 
 def test_examples_parser() -> None:
     epilog = """\b
-Examples (a note):
+Examples (a note
+that goes on):
   gdpcli convert gdp:mu=1 --delta 1e-5            epsilon of 1-GDP
   gdpcli sgd --dataset-size 60000 \\
       --epochs 60 --delta 1e-5                    a continued command
   gdpcli convert gdp:mu=1 -f csv | gdpcli gdpt-identify -
                                                   a description below
-  (a closing note)
+  # a comment above, which
+  # goes on
+  gdpcli compose gdp:mu=1 \\
+      --to mu
+
+(a closing note)
 """
     assert generate.examples(epilog) == [
-        generate.Example("", "Examples (a note):"),
+        generate.Example("", "Examples (a note that goes on):"),
         generate.Example("gdpcli convert gdp:mu=1 --delta 1e-5", "epsilon of 1-GDP"),
         generate.Example("gdpcli sgd --dataset-size 60000 --epochs 60 --delta 1e-5", "a continued command"),
         generate.Example("gdpcli convert gdp:mu=1 -f csv | gdpcli gdpt-identify -", "a description below"),
+        generate.Example("gdpcli compose gdp:mu=1 --to mu", "a comment above, which goes on"),
         generate.Example("", "(a closing note)"),
     ]
+
+
+def test_every_example_is_a_whole_command(tree: generate.Command) -> None:
+    """No example stands for another by `...`: each can be copied and run as it is."""
+    for command in tree.walk():
+        for example in generate.examples(command.epilog):
+            assert "..." not in example.command, (command.name, example.command)
 
 
 def test_wrap_command_breaks_before_options_only() -> None:
@@ -195,6 +210,28 @@ def test_roff_escaping() -> None:
     assert generate.roff("a\\b") == "a\\eb"
     assert generate.roff("use --delta now") == "use \\%\\-\\-delta now"
     assert generate.roff("\u03bc") == "\\[u03BC]"
+
+
+def test_specs_page_lists_every_kind_and_commands_that_take_specs_refer_to_it(
+    tree: generate.Command, files: dict[str, str]
+) -> None:
+    page = files["man/gdpcli-specs.1"]
+    for heading in (".SH GRAMMAR", ".SH KEYS EVERY KIND TAKES", ".SH KINDS"):
+        assert heading in page
+    for kind in KIND_KEYS:
+        assert f"\\fB{generate.roff(kind)}\\fR (" in page, kind
+    for key in COMMON_KEYS:
+        assert f"\\fB{generate.roff(key)}=" in page, key
+    takers = {command.name for command in tree.walk() if generate.takes_specs(command)}
+    assert takers == {
+        *(f"gdpcli {name}" for name in ("convert", "compose", "subsample", "gdpt-identify", "risk", "audit")),
+        "gdpcli calibrate canonical",
+    }
+    for command in tree.walk():
+        if command.name in takers:
+            see_also = files[f"man/{command.page}.1"].split(".SH SEE ALSO")[1]
+            assert f"{generate.roff('gdpcli-specs')}\\fR(1)" in see_also, command.name
+            assert "gdpcli specs" in command.epilog, command.name
 
 
 def test_a_page_for_every_command_with_all_sections(tree: generate.Command, files: dict[str, str]) -> None:

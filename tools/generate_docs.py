@@ -1,10 +1,11 @@
-"""Shell completions and man pages, generated from the CLI's own metadata (issue 8).
+"""Shell completions and man pages, generated from the CLI's own metadata.
 
 `python tools/generate_docs.py` (from the repository root) rewrites completions/ (bash, zsh, fish) and
 man/ (gdpcli.1 and one page per command, e.g. gdpcli-calibrate-sgd.1); `--check` only lists the files that
 are stale. Nothing here is
 kept by hand: the command tree, options, help texts and examples come from the Click command that Typer
-builds from gdpcli.cli.app, spec kinds from gdpcli.mechanisms.KIND_KEYS, built-ins from
+builds from gdpcli.cli.app, spec kinds from gdpcli.mechanisms.KIND_KEYS (and gdpcli-specs(1) from the
+tables of gdpcli.cli.specs), built-ins from
 gdpcli.accounting.gdpt_input.BUILTINS and exit codes from gdpcli.errors.
 
 Completion rules:
@@ -36,6 +37,8 @@ _MENTIONS_FILE = re.compile(r"\b(?:path|file)s?\b", re.IGNORECASE)
 _GAP = re.compile(r"\s{2,}")
 _HYPHENATED_WORD = re.compile(r"(?<!\S)(?=\S*\\-)")
 EXAMPLE_WIDTH = 64  # example commands in man pages: 7 + 4 columns of indent + 64 + " \\" fit in 80
+SPECS_PAGE = "gdpcli-specs"
+"""The page of the spec language (`gdpcli specs`), referred to by every command that takes specs."""
 
 
 @dataclass(frozen=True)
@@ -189,28 +192,35 @@ class Example:
 
 
 def examples(epilog: str) -> list[Example]:
-    """Parse an EPILOG. A line starting with `gdpcli` begins an example and text after 2+ spaces describes
-    it; a trailing backslash continues the command on the next line; a line indented deeper than the
-    command continues its description; any other line (but a bare `Examples:`) is a note."""
+    """Parse an EPILOG. A line starting with `gdpcli` begins an example; a trailing backslash continues
+    the command on the next line. What it shows is said by the `# ...` lines just above it, or by text
+    after 2+ spaces on its line and lines below it indented deeper. Other lines (but a bare `Examples:`)
+    are notes; consecutive ones are one note."""
     found: list[Example] = []
-    indent, continued = 0, False
+    indent, continued, comment, noted = 0, False, "", False
     for line in epilog.replace("\b", "").splitlines():
         text = line.strip()
         if not text or text == "Examples:":
+            noted = False
             continue
         head, tail = [*_GAP.split(text, maxsplit=1), ""][:2]
         if continued:
             previous = found.pop()
             command = previous.command.removesuffix("\\").rstrip() + " " + head
             found.append(Example(command, _joined(previous.description, tail)))
+        elif text.startswith("#"):
+            comment = _joined(comment, text.lstrip("#").strip())
         elif text.startswith("gdpcli "):
-            found.append(Example(head, tail))
-            indent = len(line) - len(line.lstrip())
+            found.append(Example(head, _joined(comment, tail)))
+            indent, comment = len(line) - len(line.lstrip()), ""
         elif found and found[-1].command and len(line) - len(line.lstrip()) > indent:
             found[-1] = Example(found[-1].command, _joined(found[-1].description, text))
+        elif noted:
+            found[-1] = Example("", _joined(found[-1].description, text))
         else:
             found.append(Example("", text))
-        continued = found[-1].command.endswith("\\")
+        continued = bool(found) and found[-1].command.endswith("\\")
+        noted = bool(found) and not found[-1].command and not text.startswith("#")
     return found
 
 
@@ -305,13 +315,36 @@ def _example_lines(example: Example) -> list[str]:
     return [*lines, ".RS 4", ".EX", *map(roff, wrap_command(example.command)), ".EE", ".RE"]
 
 
+def takes_specs(command: Command) -> bool:
+    """Whether an argument of the command is a mechanism spec (its help says so)."""
+    return any(_MENTIONS_SPEC.search(argument.help) for argument in command.arguments)
+
+
 def _see_also(command: Command, root: Command) -> list[str]:
     if command.path == root.path:
         related = [node.page for node in root.walk()[1:]]
     else:
         parents = ["-".join(command.path[:depth]) for depth in range(1, len(command.path))]
         related = parents + [node.page for node in command.walk()[1:]]
+        related += [SPECS_PAGE] if takes_specs(command) else []
     return [".SH SEE ALSO", ",\n".join(f"{_bold(page)}(1)" for page in related)]
+
+
+def _spec_language() -> list[str]:
+    """The sections of gdpcli-specs(1): the grammar, the keys every kind takes and every kind, from the same
+    tables `gdpcli specs` prints (gdpcli.cli.specs)."""
+    from gdpcli.cli import specs
+
+    lines = [".SH GRAMMAR", ".PP", roff(specs.GRAMMAR)]
+    for spec, meaning in specs.EXAMPLES:
+        lines += [".TP", _bold(spec), roff(meaning)]
+    lines.append(".SH KEYS EVERY KIND TAKES")
+    for form, meaning in specs.common_keys():
+        lines += [".TP", _bold(form), roff(meaning)]
+    lines.append(".SH KINDS")
+    for kind, keys, meaning in specs.kinds():
+        lines += [".TP", f"{_bold(kind)} ({_italic(keys)})", roff(meaning)]
+    return lines
 
 
 def man_page(command: Command, root: Command, version: str) -> str:
@@ -328,6 +361,8 @@ def man_page(command: Command, root: Command, version: str) -> str:
         ".SH DESCRIPTION",
         *_paragraphs(command.help)[1:],
     ]
+    if command.page == SPECS_PAGE:
+        lines += _spec_language()
     if command.subcommands:
         lines.append(".SH COMMANDS")
         for sub in command.subcommands:

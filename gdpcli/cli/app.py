@@ -1,14 +1,18 @@
-"""Root Typer app: subcommands, --version, --debug, and the error -> exit-code mapping (DESIGN.md).
+"""Root Typer app: subcommands, --version, --debug, and the error -> exit-code mapping.
 
 Exit codes: 0 success; 1 could not compute (or write the result); 2 usage or input error; 3 budget
-exceeded. Errors are one line on stderr, `gdpcli: error: <what> (<hint>)`, never a traceback unless --debug.
-A closed stdout is an error before anything is computed; a broken pipe (`| head -1`) ends quietly, exit 1.
+exceeded. Errors are one line on stderr, `gdpcli: error: <what> (<hint>)`; --debug prints the traceback
+above that line and keeps the exit code. A command group named without its subcommand (`gdpcli`,
+`gdpcli calibrate`) prints its help on stdout, as --help does, and exits 0: nothing was computed and
+nothing was wrong. A closed stdout is an error before anything is computed; a broken pipe (`| head -1`)
+ends quietly, exit 1.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
+import traceback
 from collections.abc import Iterable
 from importlib import import_module
 from typing import Annotated
@@ -29,6 +33,7 @@ COMMANDS = {
     "gdpt-identify": "gdpt",
     "risk": "risk",
     "audit": "audit",
+    "specs": "specs",
     "completion": "completion",
 }
 """Each subcommand and the module of gdpcli.cli that defines it (its `command` and `EPILOG`, or a
@@ -36,10 +41,17 @@ sub-app `app` for a command group). A run imports only the module of the command
 
 ROOT_EPILOG = """\b
 Examples:
-  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --epochs 60 --delta 1e-5
+  # epsilon of a DP-SGD run (MNIST: 60000 examples, batches of 256, 60 epochs)
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5
+  # epsilon of 1-GDP at delta 1e-5
   gdpcli convert gdp:mu=1 --delta 1e-5
+  # a Gaussian and a Laplace mechanism on the same data
   gdpcli compose gaussian:sigma=3 laplace:b=2 --delta 1e-5
+  # the least Gaussian noise for (1, 1e-5)-DP
   gdpcli calibrate gaussian --epsilon 1 --delta 1e-5
+  # every mechanism kind a spec can name, and its keys
+  gdpcli specs
 """
 
 
@@ -49,7 +61,15 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def show_help_without_subcommand(context: typer.Context) -> None:
+    """A command group named without a subcommand prints its help, as --help does (exit 0)."""
+    if context.invoked_subcommand is None:
+        typer.echo(context.get_help())
+        raise typer.Exit()
+
+
 def root(
+    context: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -59,6 +79,7 @@ def root(
 
     Exit codes: 0 ok, 1 could not compute, 2 bad input, 3 budget exceeded.
     """
+    show_help_without_subcommand(context)
 
 
 def build(names: Iterable[str] = COMMANDS) -> typer.Typer:
@@ -67,9 +88,12 @@ def build(names: Iterable[str] = COMMANDS) -> typer.Typer:
         name="gdpcli",
         help="A privacy calculator built on f-differential privacy and Gaussian differential privacy.\n\n"
         "Every figure is labelled exact, upper_bound, lower_bound or approximation. Exit codes: 0 ok, "
-        "1 could not compute, 2 bad input, 3 budget exceeded. COMMAND --help shows examples.",
+        "1 could not compute, 2 bad input, 3 budget exceeded. COMMAND --help shows examples.\n\n"
+        "Mechanisms are given as specs, one shell word KIND:key=value,... (gdp:mu=1, gaussian:sigma=2, "
+        "dp:eps=1,delta=1e-6, shuffle:eps0=1,n=10000, tradeoff:file=F.csv, ...): `gdpcli specs` lists "
+        "every kind and its keys.",
         epilog=ROOT_EPILOG,
-        no_args_is_help=True,
+        invoke_without_command=True,
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # help text is plain text: "[plot]" in a pip hint must not be read as markup
@@ -79,7 +103,13 @@ def build(names: Iterable[str] = COMMANDS) -> typer.Typer:
     for name in names:
         module = import_module(f"gdpcli.cli.{COMMANDS[name]}")
         if hasattr(module, "app"):
-            app.add_typer(module.app, name=name)
+            app.add_typer(
+                module.app,
+                name=name,
+                invoke_without_command=True,
+                no_args_is_help=False,
+                callback=show_help_without_subcommand,
+            )
         else:
             app.command(name=name, epilog=module.EPILOG)(module.command)
     return app
@@ -92,6 +122,12 @@ def invoked(argv: list[str]) -> tuple[str, ...]:
         if word != "--debug":
             return (word,) if word in COMMANDS else tuple(COMMANDS)
     return tuple(COMMANDS)
+
+
+def _traceback(debug: bool) -> None:
+    """With --debug, the traceback of the error being handled, on stderr above its one-line message."""
+    if debug and sys.stderr is not None:
+        traceback.print_exc(file=sys.stderr)
 
 
 def _fail(message: str, code: int) -> int:
@@ -121,8 +157,7 @@ def run(argv: list[str] | None = None, *, freeze_startup: bool = False) -> int:
     except OutputClosed:
         return ExitCode.COMPUTATION
     except GdpcliError as error:
-        if debug:
-            raise
+        _traceback(debug)
         return _fail(str(error), error.exit_code)
     except (typer.Exit, typer.Abort) as stop:
         return int(getattr(stop, "exit_code", ExitCode.COMPUTATION))
@@ -135,10 +170,9 @@ def run(argv: list[str] | None = None, *, freeze_startup: bool = False) -> int:
             context = getattr(error, "ctx", None)
             where = f"see {context.command_path} --help" if context is not None else "see gdpcli --help"
             return _fail(f"{message} ({where})", error.exit_code)
-        if debug:
-            raise
-        message = f"internal error: {type(error).__name__}: {error} (rerun with --debug and report it)"
-        return _fail(message, ExitCode.COMPUTATION)
+        _traceback(debug)
+        hint = "report it with the traceback above" if debug else "rerun with --debug and report it"
+        return _fail(f"internal error: {type(error).__name__}: {error} ({hint})", ExitCode.COMPUTATION)
     return result if isinstance(result, int) else ExitCode.OK
 
 

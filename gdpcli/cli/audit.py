@@ -12,11 +12,14 @@ from gdpcli.errors import BudgetExceeded, InputError
 
 EPILOG = """\b
 Examples:
+  # lower bounds on epsilon and mu at 95 % confidence
   gdpcli audit --tpr-hits 620 --fpr-hits 40 --trials 1000 --delta 1e-5
-                                                    lower bounds on epsilon and mu at 95 % confidence
-  gdpcli audit --tpr-hits 620 --fpr-hits 40 --trials 1000 --delta 1e-5 gaussian:sigma=1x4
-                                                    and the gap to what the accountant guarantees;
-                                                    exit 3 if the attack proves more than was claimed
+  # and the gap to what the accountant guarantees; exit 3 if the attack
+  # proves more than was claimed
+  gdpcli audit --tpr-hits 620 --fpr-hits 40 --trials 1000 --delta 1e-5 \\
+      gaussian:sigma=1x4
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 HitsOption = Annotated[int, typer.Option(help="Members the attack flagged (true positives), of --trials.")]

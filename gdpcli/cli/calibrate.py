@@ -131,12 +131,18 @@ def _risk_target(
 
 GAUSSIAN_EPILOG = """\b
 Examples:
-  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5          analytic sigma 3.7306
-  gdpcli calibrate gaussian --epsilon 0.1 --delta 1e-6 --sens 2   analytic beside classical
-  gdpcli calibrate gaussian --epsilon 0.5,1,2,4 --delta 1e-5 -f csv   one row per target
-  gdpcli calibrate gaussian --mu 0.5                          sigma = sens / mu = 2
-  gdpcli calibrate gaussian --max-tpr 0.05 --at-fpr 0.01      no attack beats TPR 5 % at FPR 1 %
-  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5 --closed-form   the hundred-rounds closed forms too
+  # analytic sigma 3.7306
+  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5
+  # analytic beside classical
+  gdpcli calibrate gaussian --epsilon 0.1 --delta 1e-6 --sens 2
+  # one row per target
+  gdpcli calibrate gaussian --epsilon 0.5,1,2,4 --delta 1e-5 -f csv
+  # sigma = sens / mu = 2
+  gdpcli calibrate gaussian --mu 0.5
+  # no attack beats TPR 5 % at FPR 1 %
+  gdpcli calibrate gaussian --max-tpr 0.05 --at-fpr 0.01
+  # the hundred-rounds closed forms too
+  gdpcli calibrate gaussian --epsilon 1 --delta 1e-5 --closed-form
 """
 
 
@@ -194,9 +200,12 @@ def gaussian(
 
 LAPLACE_EPILOG = """\b
 Examples:
-  gdpcli calibrate laplace --epsilon 1                 b = 1
-  gdpcli calibrate laplace --epsilon 0.5 --sens 3      b = 6
-  gdpcli calibrate laplace --epsilon 0.1:1:10 -f csv   one row per target epsilon
+  # b = 1
+  gdpcli calibrate laplace --epsilon 1
+  # b = 6
+  gdpcli calibrate laplace --epsilon 0.5 --sens 3
+  # one row per target epsilon
+  gdpcli calibrate laplace --epsilon 0.1:1:10 -f csv
 """
 
 
@@ -221,9 +230,15 @@ def laplace(
 
 FAMILY_EPILOG = """\b
 Examples:
-  gdpcli calibrate family --noise "-log(delta)/eps" --epsilon 0.2 --delta 0.1353352832366127
-  gdpcli calibrate family --noise "2*log(1/delta)/eps" --epsilon 0.1:1:4 --delta 0.1 -f csv
-  gdpcli calibrate family --noise "sqrt(2*log(1.25/delta))/eps" --epsilon 0.5 --delta 1e-5
+  # sigma = -log(delta) / eps, refined at one target
+  gdpcli calibrate family --noise "-log(delta)/eps" --epsilon 0.2 \\
+      --delta 0.1353352832366127
+  # one row per target epsilon
+  gdpcli calibrate family --noise "2*log(1/delta)/eps" --epsilon 0.1:1:4 \\
+      --delta 0.1 -f csv
+  # the classical Gaussian mechanism's noise, refined
+  gdpcli calibrate family --noise "sqrt(2*log(1.25/delta))/eps" \\
+      --epsilon 0.5 --delta 1e-5
 """
 
 
@@ -266,12 +281,20 @@ def family(
 
 CANONICAL_EPILOG = """\b
 Examples:
-  gdpcli calibrate canonical gdp:mu=0.5                 N(0, sigma^2) with sigma = sens / mu = 2
-  gdpcli calibrate canonical dp:eps=1,delta=1e-5        Tulap(0, b, q) (Awan and Vadhan 2023)
+  # N(0, sigma^2) with sigma = sens / mu = 2
+  gdpcli calibrate canonical gdp:mu=0.5
+  # Tulap(0, b, q) (Awan and Vadhan 2023)
+  gdpcli calibrate canonical dp:eps=1,delta=1e-5
+  # quantiles of the noise for a query of sensitivity 3
   gdpcli calibrate canonical dp:eps=1 --sens 3 --quantiles 0.9,0.99 -f csv
-  gdpcli calibrate canonical laplace:b=1 --recursive    the recursive construction, not Lap(0, 1)
-  gdpcli calibrate canonical tradeoff:file=f.csv        any symmetric trade-off curve, recursively
-  gdpcli calibrate canonical gdp:mu=1 --sample 1000 --seed 7 -f csv   reproducible draws, for tests
+  # the recursive construction, not Lap(0, 1)
+  gdpcli calibrate canonical laplace:b=1 --recursive
+  # any symmetric trade-off curve, recursively
+  gdpcli calibrate canonical tradeoff:file=examples/tradeoff_g1.csv
+  # reproducible draws, for tests
+  gdpcli calibrate canonical gdp:mu=1 --sample 1000 --seed 7 -f csv
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 DEFAULT_QUANTILES = "0.5,0.75,0.9,0.99,0.999,0.999999"
@@ -351,17 +374,27 @@ def canonical(
 
 SGD_EPILOG = """\b
 Examples:
-  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --epsilon 3 --delta 1e-5
-  gdpcli calibrate sgd --sampling-rate 0.01 --steps 10000 --epsilon 1,2,4 --delta 1e-6 -f csv
-  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --epsilon 3 --delta 1e-5 \\
-      --method rdp                                  the moments accountant's (larger) noise
-  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --mu 1 --method clt
-  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --max-tpr 0.05 --at-fpr 0.01
-                                                    no attack beats TPR 5 % at FPR 1 % (rigorous)
+  # the least noise multiplier for epsilon 3 (MNIST, 60 epochs)
+  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 \\
+      --epsilon 3 --delta 1e-5
+  # one row per target epsilon
+  gdpcli calibrate sgd --sampling-rate 0.01 --steps 10000 --epsilon 1,2,4 \\
+      --delta 1e-6 -f csv
+  # the moments accountant's (larger) noise
+  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 \\
+      --epsilon 3 --delta 1e-5 --method rdp
+  # a target mu by the CLT (an approximation)
+  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 \\
+      --mu 1 --method clt
+  # no attack beats TPR 5 % at FPR 1 % (rigorous)
+  gdpcli calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 \\
+      --max-tpr 0.05 --at-fpr 0.01
+  # the last phase's noise for the schedule's target
   gdpcli calibrate sgd --dataset-size 60000 --schedule examples/phases.csv \\
-      --epsilon 3 --delta 1e-5 --scale last         the last phase's noise for the schedule's target
-  gdpcli calibrate sgd --sampling-rate 1 --steps 1000 --epsilon 8.84 --delta 1e-5 --closed-form
-                                                    beside the hundred-rounds paper's sigma (eq. 23: 20)
+      --epsilon 3 --delta 1e-5 --scale last
+  # beside the hundred-rounds paper's sigma (eq. 23: 20)
+  gdpcli calibrate sgd --sampling-rate 1 --steps 1000 --epsilon 8.84 \\
+      --delta 1e-5 --closed-form
 """
 
 SgdMethod = options.choices("SgdMethod", ("auto", "exact", "pld", "rdp", "clt"))

@@ -17,22 +17,35 @@ if TYPE_CHECKING:
 
 EPILOG = """\b
 Examples:
-  gdpcli compose gdp:mu=0.3 gdp:mu=0.4 --to mu                  exact: 0.5-GDP
-  gdpcli compose dp:eps=0.31622776601683794x10 --delta 1e-3    exact binomial composition
-  gdpcli compose gaussian:sigma=3 laplace:b=2 dp:eps=0.5,delta=1e-6 --delta 1e-5
-                                                    rigorous upper and lower bounds (PLD)
-  gdpcli compose gaussian:sigma=20x1000 --delta 1e-5 --method all   every method side by side
-  gdpcli compose dp:eps=0.1x100 --delta 1e-5 --method clt -v   the CLT with its functionals, Thm 6/7 mu
-  gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3  CI check: exit 3 if exceeded
-  gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 --method all --conversion all
-                                                    how many repetitions fit in epsilon 6, by method
-  gdpcli compose laplace:b=2x10 --epsilon 0:8:41 --plot compose.svg   also draw the bounds
-  gdpcli compose dgauss:sigma=5x10 gaussian:sigma=2 --delta 1e-5   discrete Gaussians (PLD)
-  gdpcli compose --specs examples/census_us_level.csv --delta 1e-11 --method all
-                                                    specs from a file (- for stdin), one per line
-  gdpcli compose gaussian:sigma=2x10 --group 3 --delta 1e-5   groups of 3 records: exact (sens 3)
+  # exact: 0.5-GDP
+  gdpcli compose gdp:mu=0.3 gdp:mu=0.4 --to mu
+  # exact binomial composition
+  gdpcli compose dp:eps=0.31622776601683794x10 --delta 1e-3
+  # rigorous upper and lower bounds (PLD)
+  gdpcli compose gaussian:sigma=3 laplace:b=2 dp:eps=0.5,delta=1e-6 \\
+      --delta 1e-5
+  # every method side by side
+  gdpcli compose gaussian:sigma=20x1000 --delta 1e-5 --method all
+  # the CLT with its functionals, Thm 6/7 mu
+  gdpcli compose dp:eps=0.1x100 --delta 1e-5 --method clt -v
+  # CI check: exit 3 if exceeded
+  gdpcli compose gaussian:sigma=5x100 --delta 1e-5 --max-epsilon 3
+  # how many repetitions fit in epsilon 6, by method
+  gdpcli compose gaussian:sigma=20 --delta 1e-5 --target-epsilon 6 \\
+      --method all --conversion all
+  # also draw the bounds
+  gdpcli compose laplace:b=2x10 --epsilon 0:8:41 --plot compose.svg
+  # discrete Gaussians (PLD)
+  gdpcli compose dgauss:sigma=5x10 gaussian:sigma=2 --delta 1e-5
+  # specs from a file (- for stdin), one per line
+  gdpcli compose --specs examples/census_us_level.csv --delta 1e-11 \\
+      --method all
+  # groups of 3 records: exact (sens 3)
+  gdpcli compose gaussian:sigma=2x10 --group 3 --delta 1e-5
+  # groups of 4 records, each Poisson-sampled: PLD bounds
   gdpcli compose gaussian:sigma=1,p=0.01x1000 --group 4 --delta 1e-5
-                                                    4 records each Poisson-sampled: PLD bounds
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 MethodOption = Annotated[

@@ -13,15 +13,26 @@ if TYPE_CHECKING:
     from gdpcli.accounting.last_iterate import NoisyGD
 
 EPILOG = """\b
-Examples (Bok, Su, Altschuler 2024, Table 1: regularized logistic regression on MNIST, 40 cyclic
-batches of 1500, step size 0.05, L2 regularisation 0.002, gradients clipped at 5, noise 0.01):
-  gdpcli noisy-gd --dataset-size 60000 --batch-size 1500 --epochs 50 --step-size 0.05 \\
-      --strong-convexity 0.002 --smoothness 32.502 --lipschitz 5 --sigma 0.01 --delta 1e-5
-  gdpcli noisy-gd ... --noise-multiplier 3     the same noise as std / clipping norm (Opacus), in
-                                               place of --lipschitz 5 --sigma 0.01
-  gdpcli noisy-gd --batching full --dataset-size 1000 --epochs 200 --step-size 0.1 \\
-      --strong-convexity 0.5 --smoothness 1 --lipschitz 1 --sigma 0.02 --delta 1e-5   full batch
-  gdpcli noisy-gd ... --max-epsilon 5               CI check: exit 3 if the last iterate's epsilon > 5
+Examples:
+  # Bok, Su, Altschuler 2024, Table 1: regularized logistic regression on
+  # MNIST, 40 cyclic batches of 1500, step size 0.05, L2 regularisation
+  # 0.002, gradients clipped at 5, noise 0.01
+  gdpcli noisy-gd --dataset-size 60000 --batch-size 1500 --epochs 50 \\
+      --step-size 0.05 --strong-convexity 0.002 --smoothness 32.502 \\
+      --lipschitz 5 --sigma 0.01 --delta 1e-5
+  # the same noise as std / clipping norm (Opacus), in place of
+  # --lipschitz 5 --sigma 0.01
+  gdpcli noisy-gd --dataset-size 60000 --batch-size 1500 --epochs 50 \\
+      --step-size 0.05 --strong-convexity 0.002 --smoothness 32.502 \\
+      --noise-multiplier 3 --delta 1e-5
+  # full batch
+  gdpcli noisy-gd --batching full --dataset-size 1000 --epochs 200 \\
+      --step-size 0.1 --strong-convexity 0.5 --smoothness 1 --lipschitz 1 \\
+      --sigma 0.02 --delta 1e-5
+  # CI check: exit 3 if the last iterate's epsilon exceeds 5
+  gdpcli noisy-gd --dataset-size 60000 --batch-size 1500 --epochs 50 \\
+      --step-size 0.05 --strong-convexity 0.002 --smoothness 32.502 \\
+      --lipschitz 5 --sigma 0.01 --delta 1e-5 --max-epsilon 5
 """
 
 _HELP = {

@@ -286,11 +286,11 @@ def _span(widths: list[int]) -> int:
     return 1 + sum(width + 3 for width in widths)
 
 
-def _wide(title: str, grid: _Grid) -> Table:
+def _wide(grid: _Grid) -> Table:
     """The usual table: a column per field, a line per row."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table()
     for key, number in zip(grid.header, grid.numeric, strict=True):
         table.add_column(key, justify="right" if number else "left", no_wrap=number)
     for row in grid.cells:
@@ -298,11 +298,11 @@ def _wide(title: str, grid: _Grid) -> Table:
     return table
 
 
-def _stacked(title: str, header: list[str], cells: list[list[Text]], first: int, numbered: bool) -> Table:
+def _stacked(header: list[str], cells: list[list[Text]], first: int, numbered: bool) -> Table:
     """The transposed table: a line per field, a column per row (numbered from first + 1)."""
     from rich.table import Table
 
-    table = Table(title=title or None, title_justify="left", show_header=numbered)
+    table = Table(show_header=numbered)
     table.add_column("", overflow="fold")
     for number in range(first + 1, first + len(cells) + 1):
         table.add_column(f"row {number}")
@@ -311,7 +311,7 @@ def _stacked(title: str, header: list[str], cells: list[list[Text]], first: int,
     return table
 
 
-def _stacked_tables(width: int, title: str, grid: _Grid) -> list[Table]:
+def _stacked_tables(width: int, grid: _Grid) -> list[Table]:
     """Stacked tables, as many rows in each as fit in `width` (one at the least)."""
     numbered = len(grid.cells) > 1
     label = len(f"row {len(grid.cells)}") if numbered else 0
@@ -326,25 +326,33 @@ def _stacked_tables(width: int, title: str, grid: _Grid) -> list[Table]:
         ):
             count += 1
         chunk = grid.cells[first : first + count]
-        tables.append(_stacked(title if first == 0 else "", grid.header, chunk, first, numbered))
+        tables.append(_stacked(grid.header, chunk, first, numbered))
         first += count
     return tables
 
 
-def _layout(width: int, title: str, rows: list[Row], answers: tuple[str, ...]) -> tuple[list[Table], Row]:
+def _layout(width: int, rows: list[Row], answers: tuple[str, ...]) -> tuple[list[Table], Row]:
     """The tables and the caption's columns: the usual table if it fits in `width` with every cell whole,
     first with the guarantee and method columns, then with them in the caption where every row has the
     same; stacked tables otherwise. The answer columns never go to the caption."""
     for keep in ((*_ALWAYS_SHOWN, *answers), answers):
         grid = _grid(rows, keep)
         if grid.width() <= width:
-            return [_wide(title, grid)], grid.constant
-    return _stacked_tables(width, title, grid), grid.constant
+            return [_wide(grid)], grid.constant
+    return _stacked_tables(width, grid), grid.constant
 
 
 def _reasons(rows: list[Row]) -> list[str]:
     """The rows' reasons (why a figure is infinite), each once: a table shows them as notes."""
     return list(dict.fromkeys(row["reason"] for row in rows if row.get("reason")))
+
+
+def title_lines(title: str, width: int) -> list[str]:
+    """The title (a command line) in lines of at most `width` characters, broken only between words: a spec
+    or an option is never split, and a word longer than the width gets a line of its own."""
+    import textwrap
+
+    return textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False)
 
 
 def print_table(result: Result, stdout: TextIO) -> None:
@@ -357,7 +365,9 @@ def print_table(result: Result, stdout: TextIO) -> None:
     console: Console = Console(file=stdout, no_color="NO_COLOR" in os.environ or None, highlight=False)
     rows = [{key: value for key, value in row.items() if key != "reason"} for row in result.rows]
     answers = tuple(key for key in result.answers if key not in result.inputs)
-    tables, constant = _layout(console.width, result.title or f"gdpcli {result.command}", rows, answers)
+    tables, constant = _layout(console.width, rows, answers)
+    for line in title_lines(result.title or f"gdpcli {result.command}", console.width):
+        console.print(line, style="table.title", markup=False, highlight=False, soft_wrap=True)
     for table in tables:
         console.print(table)
     if constant:

@@ -19,11 +19,17 @@ if TYPE_CHECKING:
 
 EPILOG = """\b
 Examples:
-  gdpcli risk gdp:mu=1                              TPR at FPR 0.1 %, 1 %, 10 %, advantage, Bayes at 1/2
+  # TPR at FPR 0.1 %, 1 %, 10 %, the advantage, and the Bayes success at 1/2
+  gdpcli risk gdp:mu=1
+  # TPR at five FPRs from 1e-4 to 0.1, the Bayes success at priors 0.01, 0.5
   gdpcli risk gaussian:sigma=2x10 --fpr 1e-4:0.1:5 --prior 0.01,0.5
-  gdpcli risk --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --epochs 60
-                                                    the MNIST DP-SGD run (rigorous PLD bounds)
-  gdpcli risk gaussian:sigma=1,p=0.01x1000 --plot roc.png   also draw the ROC bound (log-log)
+  # the MNIST DP-SGD run (rigorous PLD bounds)
+  gdpcli risk --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60
+  # also draw the ROC bound (log-log)
+  gdpcli risk gaussian:sigma=1,p=0.01x1000 --plot roc.png
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 SpecsArgument = Annotated[

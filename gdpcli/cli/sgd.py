@@ -17,27 +17,45 @@ if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Budget, Method, Run
 
 EPILOG = """\b
-Examples (MNIST: 60000 examples, batches of 256, so T = ceil(60 * 60000 / 256) = 14063 steps):
+Examples (MNIST: 60000 examples, batches of 256, so 60 epochs are
+T = ceil(60 * 60000 / 256) = 14063 steps):
+  # rigorous upper and lower bounds
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
-      --epochs 60 --delta 1e-5                      rigorous upper and lower bounds
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --method all       every method side by side
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling fixed   fixed-size batches (Thm 10)
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling shuffle   shuffled batches: upper and lower bounds
-      beside what Poisson accounting would claim
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling balls-in-bins   each example in one random
-                                                    batch an epoch: upper and lower bounds
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300
-                                                    Poisson batches cut at 300: upper and lower bounds
-  gdpcli sgd ... --delta 1e-5 --target-epsilon 3    the most steps (epochs) within epsilon 3
-  gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 --delta 1e-5 \\
-      --max-epsilon 4                               CI check: exit 3 if epsilon exceeds 4
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --plot sgd.png   also draw the trade-off curve
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --group 2   users with 2 examples each, every example
-                                                    Poisson-sampled on its own: PLD bounds
-  gdpcli sgd ... --epochs 60 --delta 1e-5 --sensitivity 2   user-level sampling instead (users
-                                                    sampled, each adding all its K = 2 examples to the
-                                                    batch): the plain run at sensitivity K C
-  (... stands for --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1)
+      --epochs 60 --delta 1e-5
+  # every method side by side
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --method all
+  # fixed-size batches (Thm 10)
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --sampling fixed
+  # shuffled batches: upper and lower bounds beside what Poisson accounting
+  # would claim
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --sampling shuffle
+  # each example in one random batch an epoch: upper and lower bounds
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --sampling balls-in-bins
+  # Poisson batches cut at 300: upper and lower bounds
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --sampling truncated-poisson \\
+      --max-batch-size 300
+  # the most steps (epochs) within epsilon 3
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --delta 1e-5 --target-epsilon 3
+  # CI check: exit 3 if epsilon exceeds 4
+  gdpcli sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 5000 \\
+      --delta 1e-5 --max-epsilon 4
+  # also draw the trade-off curve
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --plot sgd.png
+  # users with 2 examples each, every example Poisson-sampled on its own:
+  # PLD bounds
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --group 2
+  # user-level sampling instead (users sampled, each adding all its K = 2
+  # examples to the batch): the plain run at sensitivity K C
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --sensitivity 2
 """
 
 RunsOption = Annotated[

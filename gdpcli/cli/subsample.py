@@ -21,18 +21,21 @@ if TYPE_CHECKING:
 
 EPILOG = """\b
 Examples:
+  # the exact C_p next to Cor. 3 as printed and the classical Lemma 2 bound
   gdpcli subsample dp:eps=3,delta=0.1 --rate 0.2 --alpha 0.1
-      the exact C_p next to Cor. 3 as printed and the classical Lemma 2 bound
+  # the trade-off curve C_p(G_mu) of eq. (13)
   gdpcli subsample gdp:mu=1.8 --rate 0.35 --alpha 0:1:11
-      the trade-off curve C_p(G_mu) of eq. (13)
+  # one subsampled Laplace step: epsilon at delta and delta at epsilon
   gdpcli subsample laplace:eps=1 --rate 0.1 --delta 1e-6 --epsilon 0.1
-      one subsampled Laplace step: epsilon at delta and delta at epsilon
+  # CI budget check: exit 3 if the rigorous epsilon exceeds 1
   gdpcli subsample gdp:mu=1x100 --rate 0.01 --delta 1e-5 --max-epsilon 1
-      CI budget check: exit 3 if the rigorous epsilon exceeds 1
-  gdpcli subsample gdp:mu=2 --rate 0.1 --epsilon 0:4:41 --plot subsampled.png
-      also draw C_p(f), the mechanism without subsampling and the profile
-  gdpcli subsample laplace:b=1x10000 --rate 0.01 --delta 1e-5 --sampling fixed --method all -v
-      10000 steps with fixed-size batches: rigorous PLD bounds beside the subsampling CLT (Thm 11)
+  # also draw C_p(f), the mechanism without subsampling and the profile
+  gdpcli subsample gdp:mu=2 --rate 0.1 --epsilon 0:4:41 --plot cp.png
+  # 10000 Poisson-subsampled steps: rigorous PLD bounds beside the subsampling
+  # CLT and the functionals it rests on
+  gdpcli subsample laplace:b=1x10000 --rate 0.01 --delta 1e-5 --method all -v
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 RateOption = Annotated[

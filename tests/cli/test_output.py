@@ -339,25 +339,23 @@ def test_calibrate_family_keeps_sigma_in_the_table(gdpcli, monkeypatch: pytest.M
 
 
 def help_examples() -> list[str]:
-    """The one-line examples of every --help (continued lines and `...` shorthands left out)."""
-    from gdpcli.cli import calibrate, compose, convert, gdpt, sgd, subsample
+    """The examples of every command's --help, continued lines joined (tools/generate_docs.py's parser)."""
+    from tools import generate_docs as generate
 
-    epilogs = [convert.EPILOG, compose.EPILOG, subsample.EPILOG, sgd.EPILOG, gdpt.EPILOG]
-    epilogs += [
-        calibrate.GAUSSIAN_EPILOG,
-        calibrate.LAPLACE_EPILOG,
-        calibrate.FAMILY_EPILOG,
-        calibrate.SGD_EPILOG,
+    return [
+        example.command
+        for command in generate.command_tree().walk()
+        for example in generate.examples(command.epilog)
+        if example.command
     ]
-    lines = [re.split(r"\s{2,}", line.strip())[0] for epilog in epilogs for line in epilog.splitlines()]
-    return [line for line in lines if line.startswith("gdpcli ") and "..." not in line and "\\" not in line]
 
 
 def runnable_as_table(line: str) -> tuple[str, ...] | None:
-    """The example's arguments without -f, or None for a pipe or a plot."""
-    if "|" in line or "--plot" in line:
-        return None
+    """The example's arguments without -f, or None for a pipe, a redirection, a plot or a command that
+    prints no table (completion, specs)."""
     args = shlex.split(line)[1:]
+    if {"|", ">", "--plot"} & set(args) or args[0] in ("completion", "specs"):
+        return None
     while "-f" in args:
         del args[args.index("-f") : args.index("-f") + 2]
     return tuple(args)
@@ -377,6 +375,18 @@ def test_examples_fit_narrow_terminals(
     for row in gdpcli(*args, "-f", "json").json()["rows"]:
         for key, number in numbers(row).items():
             assert whole(number, text), (key, number, text)
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_titles_break_between_words_only(gdpcli, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """A long command line as a title is wrapped at the terminal's width between words: every spec and
+    option stays whole on one line."""
+    specs = ("gaussian:sigma=3,p=0.01,sampling=poisson,times=10", "laplace:b=2", "dp:eps=0.5,delta=1e-6")
+    text = table_at(gdpcli, monkeypatch, width, ("compose", *specs, "--delta", "1e-5"))
+    title = text.split("┏")[0]
+    assert title.split() == ["gdpcli", "compose", *specs]
+    for word in specs:
+        assert any(word in line.split() for line in title.splitlines()), (word, title)
 
 
 def test_stacked_layout_keeps_every_row(gdpcli, monkeypatch: pytest.MonkeyPatch) -> None:
