@@ -2,7 +2,8 @@
 
 The scripts are generated from the CLI by tools/generate_docs.py and shipped as data files
 (share/bash-completion/completions, share/zsh/site-functions, share/fish/vendor_completions.d; man pages
-in share/man/man1). An editable install has no data files: there the checkout's completions/ is used.
+in share/man/man1), by `pip install .` and `pip install -e .` alike (setup.py). Run from a checkout that
+was never installed, the checkout's completions/ is used.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ SCRIPTS = {
 EPILOG = """\b
 Examples:
   gdpcli completion bash > ~/.local/share/bash-completion/completions/gdpcli
-  gdpcli completion zsh > ~/.zfunc/_gdpcli      (with fpath+=(~/.zfunc) in ~/.zshrc)
+  # with fpath+=(~/.zfunc) in ~/.zshrc, before compinit
+  gdpcli completion zsh > ~/.zfunc/_gdpcli
   gdpcli completion fish > ~/.config/fish/completions/gdpcli.fish
 """
 
