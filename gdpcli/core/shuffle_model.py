@@ -34,25 +34,32 @@ D0 = (0, 0, ..., 0) and D1 = (1, 0, ..., 0); the number Y of reported ones is a 
 shuffled output, with Y ~ Bin(n, r), r = 1 / (e + 1), under D0 and Q(y) = P(y) (e y + (n - y) / e) / n under
 D1 (ShuffledRR).
 
-Numerics: E[(K - t)_+] = A_m + (m - t) B_m for t in [m - 1, m), B_m = Pr(K >= m), A_m = sum_{j > m} B_j,
-from reverse cumulative log-sum-exps of the log pmf (_ExcessTable); the binomial tails left out are bounded
-by Hoeffding's inequality and added; the mixture over C is summed exactly over a window of c and the rest
-bounded by monotonicity (delta_c is non-increasing in c: the pair for c + 1 is the pair for c with one more
-Bern(1/2) clone added under both hypotheses, a post-processing). The log pmfs come from lgamma, whose
-rounding (a few ulps of log N!) is covered by a relative safety margin (_margin); e^eps0 is rounded up and
-q down, both safe (the eps0' > eps0 class contains the eps0 one; fewer clones never help).
+Numerics: delta_c(eps) = 2 (e - 1)(x + 1) / (e + 1) E[(K / N - h)_+] with h = t / N, so the mixture is one
+expectation E[(R - h)_+] over the atoms k / N of every row c (_RatioExcess), sorted once: for h between
+atoms it is A_i + (rho_i - h) B_i with B_i, A_i reverse cumulative log-sum-exps (sums of positive terms,
+no cancellation), and each epsilon costs a binary search. The binomial tails left out are bounded by
+Hoeffding's inequality and added at the largest ratio; the mixture over C is summed over a window of c
+(weights are evaluated only on a range of c beyond which Chernoff's bound leaves less than e^-_WINDOW_LOG
+/ n times e^-40) and the rest bounded by monotonicity (delta_c is non-increasing in c: the pair for c + 1
+is the pair for c with one more Bern(1/2) clone added under both hypotheses, a post-processing). Where
+the window times the table width passes _MAX_CELLS (large n), runs of consecutive c are summed at their
+first c, an upper bound by the same monotonicity (_Mixture.coarsened), so memory stays bounded for every n
+up to _MAX_USERS. The log pmfs come from lgamma, whose rounding (a few ulps of log N!) is covered by a
+relative safety margin (_margin); e^eps0 is rounded up and q down, both safe (the eps0' > eps0 class
+contains the eps0 one; fewer clones never help). The lower bound's E[(Y - t)_+] (_ExcessTable) sums the
+counts within Hoeffding's reach of the mean and leaves the rest out, which only lowers it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln, logsumexp, rel_entr
 
 from gdpcli.errors import ComputationError, InputError
 
@@ -67,7 +74,9 @@ RANDOMIZERS = ("rr", "general")
 
 _TAIL_LOG = 250.0  # binomial tails beyond exp(-_TAIL_LOG) (Hoeffding) are bounded, not summed
 _WINDOW_LOG = 120.0  # the mixture over C is summed where log w_c >= max - _WINDOW_LOG
-_MAX_CELLS = 2**25  # the largest table (rows x width) built
+_MAX_CELLS = 2**23  # the most binomial terms of the clone pair summed (rows x width): 64 MiB per array
+_BLOCK_CELLS = 2**20  # rows x columns of one block of work (8 MiB per temporary array)
+_MAX_USERS = 10**9  # lgamma's rounding of log n! grows like n log n ulps (_margin): 2e-3 relative at 1e9
 _ULP = 2.0**-52
 _TRADEOFF_GRID = 401  # epsilons of the dual (eq. 2.4) sup in tradeoff()
 _BISECTIONS = 60
@@ -83,6 +92,11 @@ def check_parameters(eps0: float, n: float) -> tuple[float, int]:
         )
     if eps0 > 300.0:
         raise InputError(f"shuffle: eps0={eps0!r} is out of range", "allowed: eps0 <= 300")
+    if n > _MAX_USERS:
+        raise ComputationError(
+            f"shuffle: n={n:.6g} users is more than the binomial sums are accurate for",
+            f"n <= {_MAX_USERS:.0e}",
+        )
     return float(eps0), int(n)
 
 
@@ -134,39 +148,104 @@ def _log_hoeffding(big_n: np.ndarray, last: np.ndarray, p: float) -> np.ndarray:
     return np.where(last >= big_n, -np.inf, bound)
 
 
-class _ExcessTable:
-    """log E[(K - t)_+] for K ~ Bin(N_r, p) on each row r, t >= first_r - 1, as sums of positive terms.
+def _log_chernoff(m: int, q: float, k: int) -> float:
+    """log of a bound on Pr(C <= k) for k <= m q, or on Pr(C >= k) for k >= m q, C ~ Bin(m, q): Chernoff's
+    -m KL(k/m || q) (Hoeffding 1963, Thm 1), its exponent shrunk by 1e-9 against rounding."""
+    share = k / m
+    return -m * float(rel_entr(share, q) + rel_entr(1.0 - share, 1.0 - q)) * (1.0 - 1e-9)
 
-    For t in [m - 1, m): E[(K - t)_+] = A_m + (m - t) B_m, B_m = Pr(K >= m), A_m = sum_{j > m} B_j. The table
-    holds m = first_r .. first_r + width - 1; Pr(K > first_r + width - 1) <= tau_r (Hoeffding) is added to
-    every B_m and N_r tau_r to every A_m (each B_j beyond the table is <= tau_r), and beyond the table
-    E[(K - t)_+] <= N_r tau_r.
+
+def _region(m: int, q: float, level: float) -> tuple[int, int]:
+    """Counts [lo, hi] of C ~ Bin(m, q) beyond which each tail holds at most e^-level (Chernoff): the
+    weights are evaluated there only, never at all m + 1 counts."""
+    mean, half = m * q, 16.0 * math.sqrt(m * q * (1.0 - q)) + 16.0
+    while True:
+        lo, hi = max(0, math.floor(mean - half)), min(m, math.ceil(mean + half))
+        low_ok = lo == 0 or _log_chernoff(m, q, lo - 1) <= -level
+        if low_ok and (hi == m or _log_chernoff(m, q, hi + 1) <= -level):
+            return lo, hi
+        half *= 2.0
+
+
+class _ExcessTable:
+    """log E[(K - t)_+] for K ~ Bin(N, p), a lower bound from the counts first .. first + width - 1 (the
+    mass beyond them left out), as sums of positive terms.
+
+    For t in [m - 1, m): E[(K - t)_+] >= A_m + (m - t) B_m, B_m = Pr(first + width > K >= m),
+    A_m = sum_{j > m} B_j; below the table only K >= first counts: A_first + (first - t) B_first.
     """
 
-    def __init__(self, big_n: np.ndarray, first: np.ndarray, width: int, p: float) -> None:
-        if big_n.size * width > _MAX_CELLS:
-            raise ComputationError("shuffle: the binomial tables are too large", "use a smaller n")
-        self.big_n, self.first, self.width = big_n.astype(float), first.astype(float), width
-        k = self.first[:, None] + np.arange(width)
-        log_pmf = _log_pmf(self.big_n[:, None], k, math.log(p), math.log1p(-p))
-        log_tau = _log_hoeffding(self.big_n, self.first + width - 1, p)[:, None]
-        self.log_beyond = log_tau[:, 0] + np.log(self.big_n)
-        self.log_b = np.logaddexp(_reverse_cumulative(log_pmf), log_tau)
-        shifted = np.concatenate([self.log_b[:, 1:], np.full((big_n.size, 1), -np.inf)], axis=1)
-        self.log_a = np.logaddexp(_reverse_cumulative(shifted), self.log_beyond[:, None])
+    def __init__(self, big_n: int, first: int, width: int, p: float) -> None:
+        self.big_n, self.first, self.width = float(big_n), float(first), width
+        k = self.first + np.arange(width, dtype=float)
+        self.log_b = _reverse_cumulative(_log_pmf(np.array(self.big_n), k, math.log(p), math.log1p(-p)))
+        self.log_a = _reverse_cumulative(np.append(self.log_b[1:], -np.inf))
 
     def log_excess(self, t: np.ndarray) -> np.ndarray:
-        """log E[(K_r - t_r)_+] for t of shape (rows, m) (t >= first - 1), -inf where it is 0 (t >= N)."""
-        m = np.floor(t) + 1.0
-        index = m - self.first[:, None]
-        inside = (index >= 0) & (index < self.width)
-        j = np.clip(index, 0, self.width - 1).astype(np.intp)
-        rows = np.arange(t.shape[0])[:, None]
+        """log of the lower bound on E[(K - t)_+] (1-D t), -inf where it is 0."""
+        m = np.maximum(np.floor(t) + 1.0, self.first)
+        index = m - self.first
+        j = np.minimum(index, self.width - 1).astype(np.intp)
         with np.errstate(divide="ignore"):
-            value = np.logaddexp(self.log_a[rows, j], np.log(m - t) + self.log_b[rows, j])
-        beyond = np.broadcast_to(self.log_beyond[:, None], t.shape)
-        value = np.where(inside, value, beyond)
-        return np.where(t >= self.big_n[:, None], -np.inf, value)
+            value = np.logaddexp(self.log_a[j], np.log(m - t) + self.log_b[j])
+        return np.where((index < self.width) & (t < self.big_n), value, -np.inf)
+
+
+class _RatioExcess:
+    """log E[(R - h)_+] for R = K / N, N = C + 1, C drawn from the mixture's rows and K ~ Bin(N, 1/2): an
+    upper bound, as sums of positive terms, for h >= 1/2 (where k < N/2 adds nothing).
+
+    Atoms: each row's k = floor(N/2) .. floor(N/2) + width - 1 at ratio k / N rounded up, with mass
+    w_c Bin(N, 1/2)(k); the mass beyond them (<= tau_c, Hoeffding) and delta_0's share of the mass below the
+    window (K = N = 1, probability 1/2) at ratio 1, the largest. Sorted, rho_1 <= ... <= rho_M, and for
+    rho_{i-1} < h <= rho_i:
+
+        E[(R - h)_+] = A_i + (rho_i - h) B_i,  B_i = sum_{j >= i} m_j,
+        A_i = sum_{j > i} (rho_j - rho_{j-1}) B_j.
+
+    One sort when built; each query is a binary search, whatever the number of rows.
+    """
+
+    def __init__(self, mixture: _Mixture, width: int) -> None:
+        if mixture.counts.size * width > _MAX_CELLS:
+            raise ComputationError(
+                f"shuffle: the clone pair needs {mixture.counts.size * width:.3g} binomial terms",
+                f"the most summed is {_MAX_CELLS:.3g}: use a smaller n",
+            )
+        big_n = mixture.counts + 1.0
+        log_w = mixture.log_weights.copy()
+        log_w[-1] = np.logaddexp(log_w[-1], mixture.log_above)  # c above the window: delta_c <= the last's
+        step = max(1, _BLOCK_CELLS // width)
+        blocks = [
+            _ratio_atoms(big_n[s : s + step], log_w[s : s + step], width) for s in range(0, big_n.size, step)
+        ]
+        ratio = np.concatenate([b[0] for b in blocks] + [[1.0]])
+        log_mass = np.concatenate([b[1] for b in blocks] + [[mixture.log_below - math.log(2.0)]])
+        order = np.argsort(ratio, kind="stable")
+        self.ratio, self.terms = ratio[order], ratio.size
+        self.log_b = _reverse_cumulative(log_mass[order])
+        with np.errstate(divide="ignore"):
+            log_gaps = np.log(np.diff(self.ratio)) + self.log_b[1:]
+        self.log_a = _reverse_cumulative(np.append(log_gaps, -np.inf))
+
+    def log_excess(self, h: np.ndarray) -> np.ndarray:
+        """log of the upper bound on E[(R - h)_+] (1-D h), -inf where it is 0 (h above every ratio)."""
+        i = np.searchsorted(self.ratio, h, side="left")
+        j = np.minimum(i, self.ratio.size - 1)
+        with np.errstate(divide="ignore"):
+            value = np.logaddexp(self.log_a[j], np.log(self.ratio[j] - h) + self.log_b[j])
+        return np.where(i < self.ratio.size, value, -np.inf)
+
+
+def _ratio_atoms(big_n: np.ndarray, log_w: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ratio, log mass) of one block of rows' atoms for _RatioExcess, zero masses left out."""
+    first = np.floor(big_n / 2.0)
+    k = first[:, None] + np.arange(width)
+    log_mass = log_w[:, None] + _log_pmf(big_n[:, None], k, math.log(0.5), math.log(0.5))
+    log_tau = log_w + _log_hoeffding(big_n, first + width - 1.0, 0.5)
+    ratio = np.nextafter(k / big_n[:, None], np.inf)
+    kept = np.isfinite(log_mass)
+    return np.append(ratio[kept], np.ones(big_n.size)), np.append(log_mass[kept], log_tau)
 
 
 def _tail_width(big_n: float, p: float) -> int:
@@ -174,25 +253,47 @@ def _tail_width(big_n: float, p: float) -> int:
     return math.ceil(math.sqrt(_TAIL_LOG * big_n / 2.0)) + 2
 
 
+def _clone_width(big_n: float) -> int:
+    """The clone atoms' width for N = big_n reports (K ~ Bin(N, 1/2) from N/2 on)."""
+    return min(int(big_n) + 2, _tail_width(big_n, 0.5))
+
+
 @dataclass(frozen=True)
 class _Mixture:
-    """The binomial mixing weights w_c = Bin(n - 1, q)(c): a window [lo, hi] summed exactly, and the masses
-    below and above it (exact sums in log space)."""
+    """The binomial mixing weights w_c = Bin(n - 1, q)(c): rows at counts c with the log weight each stands
+    for, together the window of c where log w_c >= max - _WINDOW_LOG (`summed` weights), and upper bounds on
+    the masses below and above it (exact sums near the window, the Chernoff bound beyond)."""
 
     counts: np.ndarray
     log_weights: np.ndarray
     log_below: float
     log_above: float
+    summed: int
+
+    def coarsened(self, rows: int) -> _Mixture:
+        """At most `rows` rows: each run of b = ceil(size / rows) consecutive counts becomes one row at its
+        first count carrying the run's weight, an upper bound on sum_c w_c g(c) for every g non-increasing in
+        c (delta_c(eps) and the Renyi moments M_c are: the pair for c + 1 post-processes the one for c)."""
+        run = -(-self.counts.size // rows)
+        if run == 1:
+            return self
+        starts = np.arange(0, self.counts.size, run)
+        log_weights = np.logaddexp.reduceat(self.log_weights, starts)
+        return replace(self, counts=self.counts[starts], log_weights=log_weights)
 
 
 def _mixture(n: int, q: float) -> _Mixture:
-    c = np.arange(n, dtype=float)
-    log_w = _log_pmf(np.array(n - 1.0), c, math.log(q), math.log1p(-q))
+    m = n - 1
+    lo, hi = _region(m, q, _WINDOW_LOG + math.log(n) + 40.0)  # the mode's weight is >= 1/n: window inside
+    c = np.arange(lo, hi + 1, dtype=float)
+    log_w = _log_pmf(np.array(float(m)), c, math.log(q), math.log1p(-q))
     inside = np.flatnonzero(log_w >= log_w.max() - _WINDOW_LOG)
-    lo, hi = int(inside[0]), int(inside[-1])
-    below = float(logsumexp(log_w[:lo])) if lo > 0 else -math.inf
-    above = float(logsumexp(log_w[hi + 1 :])) if hi + 1 < n else -math.inf
-    return _Mixture(c[lo : hi + 1], log_w[lo : hi + 1], below, above)
+    first, last = int(inside[0]), int(inside[-1])
+    far_below = _log_chernoff(m, q, lo - 1) if lo > 0 else -math.inf
+    far_above = _log_chernoff(m, q, hi + 1) if hi < m else -math.inf
+    below = float(logsumexp(np.append(log_w[:first], far_below)))
+    above = float(logsumexp(np.append(log_w[last + 1 :], far_above)))
+    return _Mixture(c[first : last + 1], log_w[first : last + 1], below, above, last + 1 - first)
 
 
 @dataclass(frozen=True)
@@ -218,34 +319,25 @@ class CloneReduction:
 
     @cached_property
     def _weights(self) -> _Mixture:
-        return _mixture(self.n, self.clone_probability)
+        """The mixture over C with at most as many rows as _MAX_CELLS atoms allow."""
+        mixture = _mixture(self.n, self.clone_probability)
+        width = _clone_width(float(mixture.counts.max()) + 1.0)
+        return mixture.coarsened(max(1, _MAX_CELLS // width))
 
     @cached_property
-    def _table(self) -> _ExcessTable:
-        big_n = self._weights.counts + 1.0
-        first = np.floor(big_n / 2.0) - 1.0
-        width = min(int(big_n.max()) + 2, _tail_width(float(big_n.max()), 0.5))
-        return _ExcessTable(big_n, first, width, 0.5)
-
-    def _log_components(self, x: np.ndarray) -> np.ndarray:
-        """log delta_c(eps) for the window's c (rows) and x = e^eps in [1, e) (columns)."""
-        e, big_n = self.ratio, self._weights.counts[:, None] + 1.0
-        x = x * (1.0 - 2.0 * _ULP)  # e^eps rounded down: the profile is non-increasing in it
-        t = big_n * ((x * e - 1.0) / ((e - 1.0) * (x + 1.0))) * (1.0 - 8.0 * _ULP)
-        t = np.maximum(t, self._table.first[:, None] - 1.0)
-        log_factor = math.log(2.0 * (e - 1.0) / (e + 1.0)) + np.log1p(x) - np.log(big_n)
-        return log_factor + self._table.log_excess(t)
+    def _excess(self) -> _RatioExcess:
+        return _RatioExcess(self._weights, _clone_width(float(self._weights.counts.max()) + 1.0))
 
     def _log_profile_nonnegative(self, x: np.ndarray) -> np.ndarray:
-        """log delta(eps) for x = e^eps in [1, e) (1-D): window sum plus the bounded tails of C."""
-        mixture = self._weights
-        components = self._log_components(x[None, :])
-        inner = logsumexp(mixture.log_weights[:, None] + components, axis=0)
+        """log delta(eps) for x = e^eps in [1, e) (1-D): with h = (x e - 1) / ((e - 1)(x + 1)),
+        delta_c(eps) = 2 (e - 1)(x + 1) / (e + 1) E[(K / N - h)_+], so delta(eps) is that factor times
+        E[(R - h)_+] over the mixture (the bounded tails of C among its atoms)."""
         e = self.ratio
-        first = np.log(np.maximum(e - x, 0.0)) - math.log(e + 1.0)  # delta_0, bounds c below the window
-        tails = np.logaddexp(mixture.log_below + first, mixture.log_above + components[-1])
-        cells = self._table.big_n.size * self._table.width
-        return np.logaddexp(inner, tails) + math.log1p(_margin(self.n, cells))
+        x = x * (1.0 - 2.0 * _ULP)  # e^eps rounded down: the profile is non-increasing in it
+        h = (x * e - 1.0) / ((e - 1.0) * (x + 1.0)) * (1.0 - 8.0 * _ULP)
+        log_factor = math.log(2.0 * (e - 1.0) / (e + 1.0)) + np.log1p(x)
+        terms = self._excess.terms + self._weights.summed
+        return log_factor + self._excess.log_excess(h) + math.log1p(_margin(self.n, terms))
 
     def profile(self, epsilon: ArrayLike) -> np.ndarray:
         """A rigorous upper bound on delta(eps) = H_{e^eps}(P || Q) = H_{e^eps}(Q || P), all real eps
@@ -304,10 +396,12 @@ def _dual_tradeoff(profile: Profile, eps0: float, alpha: ArrayLike) -> np.ndarra
     """f(alpha) >= max(0, max over a grid of eps in [-eps0, eps0] of 1 - delta(eps) - e^eps alpha): each
     line is valid for an upper bound delta (review eq. 2.4; GDP paper Prop. 6): the max is a lower bound."""
     a = np.asarray(alpha, dtype=float)
+    flat = a.reshape(-1)
     grid = np.linspace(-eps0, eps0, _TRADEOFF_GRID)
-    lines = 1.0 - profile(grid)
-    values = lines[:, None] - np.exp(grid)[:, None] * a.reshape(1, -1)
-    return np.clip(values.max(axis=0), 0.0, 1.0 - a.reshape(-1)).reshape(a.shape)
+    lines, slopes = 1.0 - profile(grid)[:, None], np.exp(grid)[:, None]
+    step = _BLOCK_CELLS // _TRADEOFF_GRID
+    best = [(lines - slopes * flat[s : s + step]).max(axis=0) for s in range(0, flat.size, step)]
+    return np.clip(np.concatenate(best), 0.0, 1.0 - flat).reshape(a.shape)
 
 
 def _epsilon_of(profile: Profile, eps0: float, delta: ArrayLike, *, upper: bool) -> np.ndarray:
@@ -329,18 +423,19 @@ def _epsilon_of(profile: Profile, eps0: float, delta: ArrayLike, *, upper: bool)
 def _clone_log_moments(pair: CloneReduction, order: float) -> float:
     """log sum_c w_c M_c, M_c = sum_k P_c(k)^order Q_c(k)^(1 - order), upper-bounded: k within
     sqrt(L N / 2) of N/2 (the rest, of P-mass <= 2 exp(-L) by Hoeffding, at most e^{(order - 1) eps0} each
-    in ratio), c outside the window by M_0 (below) and M_{c_hi} (above): M_c is non-increasing in c."""
-    mixture, e = pair._weights, pair.ratio
-    a, tail_log = e / (e + 1.0), _TAIL_LOG + (order - 1.0) * pair.eps0
+    in ratio), c outside the window by M_0 (below) and M_{c_hi} (above): M_c is non-increasing in c, so
+    runs of c may be coarsened to fit _MAX_CELLS terms; inf (no bound) where one row alone would not."""
+    e, tail_log = pair.ratio, _TAIL_LOG + (order - 1.0) * pair.eps0
+    a, most = e / (e + 1.0), float(pair._weights.counts.max()) + 1.0
+    half = min(math.ceil(math.sqrt(tail_log * most / 2.0)), math.ceil(most / 2.0))
+    mixture = pair._weights.coarsened(max(1, _MAX_CELLS // (2 * half + 3)))
     big_n = mixture.counts + 1.0
-    half = math.ceil(math.sqrt(tail_log * big_n.max() / 2.0))
-    k = np.floor(big_n / 2.0)[:, None] + np.arange(-half - 1, half + 2)
-    log_pmf = _log_pmf(big_n[:, None], k, math.log(0.5), math.log(0.5))
-    kk = np.clip(k, 0.0, big_n[:, None])
-    log_p = np.log(a * kk + (1.0 - a) * (big_n[:, None] - kk))
-    log_q = np.log(a * (big_n[:, None] - kk) + (1.0 - a) * kk)
-    terms = np.where(np.isfinite(log_pmf), log_pmf + order * log_p + (1.0 - order) * log_q, -np.inf)
-    log_m = logsumexp(terms, axis=1) + math.log(2.0) - np.log(big_n)
+    cells = big_n.size * (2 * half + 3)
+    if cells > _MAX_CELLS:
+        return math.inf
+    step = max(1, _BLOCK_CELLS // (2 * half + 3))
+    blocks = [_log_row_moments(big_n[s : s + step], half, a, order) for s in range(0, big_n.size, step)]
+    log_m = np.concatenate(blocks) + math.log(2.0) - np.log(big_n)
     dropped = math.log(4.0) - tail_log + (order - 1.0) * pair.eps0
     log_m = np.logaddexp(log_m, dropped)
     log_m0 = float(
@@ -351,7 +446,19 @@ def _clone_log_moments(pair: CloneReduction, order: float) -> float:
     )
     inner = float(logsumexp(mixture.log_weights + log_m))
     tails = np.logaddexp(mixture.log_below + log_m0, mixture.log_above + log_m[-1])
-    return float(np.logaddexp(inner, tails)) + math.log1p(_margin(pair.n, terms.size))
+    return float(np.logaddexp(inner, tails)) + math.log1p(_margin(pair.n, cells + mixture.summed))
+
+
+def _log_row_moments(big_n: np.ndarray, half: int, a: float, order: float) -> np.ndarray:
+    """log sum_k Bin(N, 1/2)(k) p_k^order q_k^(1 - order), p_k = a k + (1 - a)(N - k) and q_k its mirror,
+    over k within half + 1 of N/2, for each N of big_n."""
+    k = np.floor(big_n / 2.0)[:, None] + np.arange(-half - 1, half + 2)
+    log_pmf = _log_pmf(big_n[:, None], k, math.log(0.5), math.log(0.5))
+    kk = np.clip(k, 0.0, big_n[:, None])
+    log_p = np.log(a * kk + (1.0 - a) * (big_n[:, None] - kk))
+    log_q = np.log(a * (big_n[:, None] - kk) + (1.0 - a) * kk)
+    terms = np.where(np.isfinite(log_pmf), log_pmf + order * log_p + (1.0 - order) * log_q, -np.inf)
+    return logsumexp(terms, axis=1)
 
 
 def _clone_rdp(pair: CloneReduction, orders: np.ndarray) -> np.ndarray:
@@ -387,10 +494,16 @@ class ShuffledRR:
 
     @cached_property
     def _tables(self) -> tuple[_ExcessTable, _ExcessTable]:
-        """E[(Y - t)_+] tables for Y ~ Bin(n, r) and for n - Y ~ Bin(n, 1 - r), every k (no tail bound)."""
+        """E[(Y - t)_+] tables for Y ~ Bin(n, r) and for n - Y ~ Bin(n, 1 - r), lower bounds."""
         r = 1.0 / (self.ratio + 1.0)
-        rows, first = np.array([float(self.n)]), np.array([0.0])
-        return _ExcessTable(rows, first, self.n + 1, r), _ExcessTable(rows, first, self.n + 1, 1.0 - r)
+        return self._table(r), self._table(1.0 - r)
+
+    def _table(self, p: float) -> _ExcessTable:
+        """The counts within sqrt(_TAIL_LOG n / 2) of the mean n p, every count for small n; the rest (mass
+        <= 2 e^-_TAIL_LOG, Hoeffding) is left out, which keeps the profile a lower bound."""
+        width = min(self.n + 1, 2 * _tail_width(float(self.n), p))
+        first = min(max(0, math.floor(self.n * p) - width // 2), self.n + 1 - width)
+        return _ExcessTable(self.n, first, width, p)
 
     def _log_direction(self, x: np.ndarray, add: bool) -> np.ndarray:
         """log H_x for x = e^eps in [1, e) (1-D), rounded down (t up, the margin taken off)."""
@@ -403,7 +516,7 @@ class ShuffledRR:
             t = n - n * (e - x) / (x * (e * e - 1.0))
             table, factor = self._tables[1], np.log(x)
         t = np.maximum(t * (1.0 + 8.0 * _ULP) + 8.0 * _ULP, -0.5)
-        log_e = table.log_excess(t[None, :])[0]
+        log_e = table.log_excess(t)
         return log_e + scale + factor + math.log1p(-_margin(self.n, self.n + 1))
 
     def _direction(self, epsilon: ArrayLike, add: bool) -> np.ndarray:
