@@ -1,4 +1,9 @@
-"""The README cannot rot: its set-up commands match CI, and every example in it runs."""
+"""The README cannot rot: its set-up commands match CI, every example in it runs, and every figure it quotes
+from gdpcli's own output is what gdpcli prints now (QUOTES: each quoted passage, the command, and which
+printed values its figures are).
+
+When a change moves a figure, the failing case names the passage, the figure the README states and the
+value gdpcli prints: update the README (and the passage here) with the new figure."""
 
 from __future__ import annotations
 
@@ -6,12 +11,18 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+PROSE = " ".join(README.split())
+"""The README with every run of whitespace one space: passages are found across line breaks."""
 
 
 def shell_blocks() -> list[str]:
@@ -54,38 +65,481 @@ def test_readme_example_runs(line: str) -> None:
     assert "Traceback" not in completed.stderr
 
 
-def test_mnist_sentences_match_what_gdpcli_prints(gdpcli) -> None:
-    """Issue 11: the README's CLT sentence quotes the numbers `sgd --method all` prints (4 decimals for
-    the fixed-size bracket and the CLT, 3 for the Poisson bracket), in the convention it names."""
-    run = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-    run += ("--epochs", "60", "--delta", "1e-5", "--method", "all", "-f", "json")
-    fixed = gdpcli(*run, "--sampling", "fixed", "--sensitivity", "1").json()["rows"]
-    poisson = gdpcli(*run).json()["rows"]
+# ---------------------------------------------------------------------------------------------------------
+# Figures the README quotes from gdpcli's output
+# ---------------------------------------------------------------------------------------------------------
 
-    def figures(rows: list[dict]) -> dict[str, float]:
-        return {row["guarantee"]: row["epsilon"] for row in rows if row["method"] in ("pld", "clt")}
+Row = dict[str, Any]
+Select = Callable[[list[Row]], list[tuple[float, str]]]
+"""Printed rows -> the values a passage quotes, in its order, each with the guarantee it carries."""
 
-    f, p = figures(fixed), figures(poisson)
-    assert (
-        f"bounds on C_p(G_{{1/1.1}})^{{(x)T}} of Thm 10 are [{f['lower_bound']:.4f}, {f['upper_bound']:.4f}]"
-        in (" ".join(README.split()))
+
+def column(name: str, *, scale: float = 1.0, side: str | None = None, **where: Any) -> Select:
+    """The `name` values of the rows that match `where`, in the printed order (times `scale`, e.g. 100 for
+    a percentage), each with its row's guarantee or `side` (for a column that is a bound of its own)."""
+
+    def select(rows: list[Row]) -> list[tuple[float, str]]:
+        matching = [row for row in rows if all(row.get(key) == value for key, value in where.items())]
+        return [
+            (row[name] * scale, side or row["guarantee"]) for row in matching if row.get(name) is not None
+        ]
+
+    return select
+
+
+def bounds(name: str = "epsilon", **where: Any) -> Select:
+    """[lower, upper]: the rigorous bounds on `name` of the rows that match `where`."""
+    lower, upper = (
+        column(name, guarantee="lower_bound", **where),
+        column(name, guarantee="upper_bound", **where),
     )
-    assert f"the CLT (Cor. 4) says {f['approximation']:.4f}" in " ".join(README.split())
-    sentence = " ".join(README.split("## Which method should I trust?")[1].split())
-    assert f"says epsilon {p['approximation']:.3f} with Poisson sampling" in sentence
-    assert f"rigorous bounds are [{p['lower_bound']:.3f}, {p['upper_bound']:.3f}] (optimistic)" in sentence
-    assert f"{f['approximation']:.3f} with fixed-size batches" in sentence
-    assert f"rigorous bounds are [{f['lower_bound']:.3f}, {f['upper_bound']:.3f}] (pessimistic" in sentence
-    assert p["approximation"] < p["lower_bound"] and f["approximation"] > f["upper_bound"]
-    ecosystem = figures(gdpcli(*run, "--sampling", "fixed").json()["rows"])
-    assert f"rigorous upper bound is epsilon {ecosystem['upper_bound']:.2f}" in " ".join(README.split())
+    return lambda rows: lower(rows) + upper(rows)
 
 
-def test_small_delta_sentence_matches_what_gdpcli_prints(gdpcli) -> None:
-    """The README's small-delta brackets of the MNIST run are what `gdpcli sgd` prints (4 decimals)."""
-    run = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-    text = " ".join(README.split())
-    for delta in ("1e-8", "1e-10", "1e-12"):
-        rows = gdpcli(*run, "--epochs", "60", "--delta", delta, "-f", "json").json()["rows"]
-        bounds = {row["guarantee"]: row["epsilon"] for row in rows}
-        assert f"[{bounds['lower_bound']:.4f}, {bounds['upper_bound']:.4f}]" in text
+@dataclass(frozen=True)
+class Quote:
+    """A passage of the README as it is written (line breaks as spaces), each figure it quotes marked
+    «like this», and the printed values the figures are, in the same order."""
+
+    text: str
+    figures: tuple[Select, ...]
+
+    @property
+    def prose(self) -> str:
+        return self.text.replace("«", "").replace("»", "")
+
+    @property
+    def written(self) -> list[str]:
+        return re.findall(r"«([^»]*)»", self.text)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A gdpcli command (its arguments; run with -f json) and the README passages that quote its output."""
+
+    args: str
+    quotes: tuple[Quote, ...]
+    slow: bool = True
+
+
+def quote(text: str, *figures: Select) -> Quote:
+    return Quote(text, figures)
+
+
+MNIST = "--dataset-size 60000 --batch-size 256 --noise-multiplier 1.1"
+HUNDRED_ROUNDS = "gaussian:sigma=4,p=0.001,sampling=poisson,times=1000000 --delta 1e-5"
+CENSUS = "--specs examples/census_us_level.csv --delta 1e-11"
+TABLE1 = (
+    "--dataset-size 60000 --batch-size 1500 --step-size 0.05 --strong-convexity 0.002 --smoothness 32.502"
+)
+TABLE1 += " --lipschitz 5 --sigma 0.01 --delta 1e-5"
+SHUFFLE_RR = "shuffle-rr:eps0=4.444,n=10000"
+CASES = (
+    Case(
+        "convert gdp:mu=1 --to equal-error",
+        (quote("are equal (Phi(-mu/2) = «0.30854» for mu = 1)", column("equal_error")),),
+        slow=False,
+    ),
+    Case(
+        "convert dp:eps=1,delta=1e-6 --implies 0.5,0.3",
+        (quote("(here delta(0.5) = «0.28765» <= 0.3)", column("delta")),),
+        slow=False,
+    ),
+    Case(
+        "convert zcdp:rho=0.5 --alpha 0.1",
+        (quote("`convert zcdp:rho=0.5 --alpha 0.1` gives «0.51627»", column("beta")),),
+    ),
+    Case("convert gdp:mu=1 --alpha 0.1", (quote("G_1, has «0.61086»", column("beta")),), slow=False),
+    Case(
+        "convert laplace:eps=1x10 --to kl",
+        (quote("gives 10 (eps + e^-eps - 1) = «3.67879» at eps = 1", column("kl")),),
+        slow=False,
+    ),
+    Case(
+        "compose laplace:b=1,p=0.01x1000 --delta 1e-5 --method rdp",
+        (quote("--delta 1e-5 --method rdp` gives «1.4365»", column("epsilon")),),
+    ),
+    Case(
+        "compose laplace:b=1,p=0.01x1000 --delta 1e-5",
+        (quote("against the PLD's [«1.1222», «1.1241»]", bounds()),),
+    ),
+    Case(
+        "compose zcdp:rho=6.256256256256256e-08x1000000 --delta 1e-5 --method rdp --conversion all",
+        (
+            quote(
+                "The first gives «1.760» (classic) and «1.479» (optimal conversion)",
+                column("epsilon", method="rdp-classic"),
+                column("epsilon", method="rdp-optimal"),
+            ),
+        ),
+    ),
+    Case(
+        f"compose {HUNDRED_ROUNDS} --method rdp",
+        (quote("the exact subsampled-Gaussian RDP gives «1.030»", column("epsilon")),),
+    ),
+    Case(f"compose {HUNDRED_ROUNDS}", (quote("and the PLD [«0.9422», «0.9445»]", bounds()),)),
+    Case(
+        "compose dp:eps=0.1x100 --delta 1e-5 --method clt -v",
+        (
+            quote(
+                "the mu of Theorems 5 (the figures' mu, «1.00042»), 6 («0.99917») and 7 («1»)",
+                column("mu"),
+                column("mu_theorem6"),
+                column("mu_theorem7"),
+            ),
+            quote("against the CLT's «4.3793»", column("epsilon")),
+        ),
+    ),
+    Case(
+        "compose dp:eps=0.1x100 --delta 1e-5",
+        (quote("the exact binomial epsilon of the same composition is «4.3068»", column("epsilon")),),
+        slow=False,
+    ),
+    Case(
+        f"convert {SHUFFLE_RR} --delta 5e-5,3e-6,1e-7,4e-9,9e-11",
+        (
+            quote(
+                "The first gives epsilon «0.397», «0.497», «0.602», «0.692», «0.791»",
+                column("epsilon", guarantee="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
+        f"convert {SHUFFLE_RR} --epsilon 0.5:1:6",
+        (
+            quote(
+                "The second gives delta «2.7e-6» and «1.1e-7» at eps 0.5 and 0.6 (Table 2: 3e-6, 1e-7); "
+                "at 0.7 ... 1.0 it gives «3.0e-9», «6.2e-11», «1.0e-12», «1.4e-14»",
+                column("delta", guarantee="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
+        f"convert {SHUFFLE_RR} --delta 5e-5 --method rdp --conversion improved",
+        (quote("exact Renyi divergence («0.448» at delta 5e-5", column("epsilon")),),
+    ),
+    Case(
+        "convert tradeoff:file=examples/tradeoff_g1.csv --delta 1e-5",
+        (quote("The first gives «4.397» for the exact", column("epsilon")),),
+    ),
+    Case(
+        "convert gdp:mu=1 --delta 1e-5",
+        (quote("for the exact «4.377» of 1-GDP", column("epsilon")),),
+        slow=False,
+    ),
+    Case(f"compose {CENSUS}", (quote("The first gives the rigorous [«2.3194», «2.3197»] (2.32)", bounds()),)),
+    Case(
+        f"compose {CENSUS} --method rdp --conversion all",
+        (
+            quote(
+                "rho + 2 sqrt(rho log(1/delta)) gives «2.6282» (2.63), and gdpcli's optimal RDP "
+                "conversion «2.4206»",
+                column("epsilon", method="rdp-classic"),
+                column("epsilon", method="rdp-optimal"),
+            ),
+        ),
+    ),
+    Case(
+        "subsample laplace:b=1x10000 --rate 0.01 --delta 1e-5 --sampling fixed --method all -v",
+        (
+            quote(
+                "here «1.1144» and epsilon «4.9642» against the rigorous PLD bounds [«4.9253», «4.9410»]",
+                column("mu", method="clt"),
+                column("epsilon", method="clt"),
+                bounds(method="pld"),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling fixed --sensitivity 1 --method all",
+        (
+            quote(
+                "bounds on C_p(G_{1/1.1})^{(x)T} of Thm 10 are [«3.0683», «3.0692»] and the CLT (Cor. 4) "
+                "says «3.0868»",
+                bounds(method="pld"),
+                column("epsilon", method="clt"),
+            ),
+            quote(
+                "and «3.087» with fixed-size batches (GDP paper Thm 10, `--sampling fixed --sensitivity 1`) "
+                "while the rigorous bounds are [«3.068», «3.069»] (pessimistic",
+                column("epsilon", method="clt"),
+                bounds(method="pld"),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling fixed",
+        (
+            quote(
+                "the same run's rigorous upper bound is epsilon «18.46»",
+                column("epsilon", guarantee="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 3 --delta 1e-5 --sampling shuffle",
+        (
+            quote("without any amplification («17.76» here)", column("epsilon", method="shuffle-gdp")),
+            quote("the larger of the two («4.31» here)", column("epsilon", method="shuffle-max-test")),
+            quote("sensitivity C («0.506» here", column("epsilon", method="as-if-poisson")),
+            quote(
+                "It does here (a zero-out lower bound of «3.69» against «0.506»)",
+                column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
+                column("epsilon", method="as-if-poisson"),
+            ),
+        ),
+    ),
+    Case(
+        "sgd --dataset-size 60000 --batch-size 60 --noise-multiplier 1 --epochs 5 --delta 1e-5 "
+        "--sampling shuffle",
+        (
+            quote(
+                "Poisson accounting claims epsilon «0.332», while the shuffled run has epsilon >= «3.81» "
+                "even under zero-out neighbours (and >= «4.17» under replace-one; the upper bound is «28.4»)",
+                column("epsilon", method="as-if-poisson"),
+                column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
+                column("epsilon", method="shuffle-max-test"),
+                column("epsilon", method="shuffle-gdp"),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling balls-in-bins",
+        (quote("MNIST, 60 epochs: [«2.334», «2.340»], below Poisson's", bounds()),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300",
+        (
+            quote(
+                "MNIST capped at 300 («0.39» % of the batches cut): [«2.381», «3.431»]",
+                column("truncation_probability", scale=100, guarantee="upper_bound"),
+                bounds(),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2",
+        (quote("gives [«5.264», «5.266»] (one example", bounds()),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 5",
+        (quote("5 examples: [«16.11», «16.12»]", bounds()),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2 --method clt",
+        (quote("K times the CLT mu says «5.14»", column("epsilon")),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --method all",
+        (
+            quote("below Poisson's «2.382»", column("epsilon", guarantee="upper_bound", method="pld")),
+            quote("(one example: [«2.381», «2.382»]", bounds(method="pld")),
+            quote(
+                "it says epsilon «2.324» with Poisson sampling while the rigorous bounds are "
+                "[«2.381», «2.382»] (optimistic)",
+                column("epsilon", method="clt"),
+                bounds(method="pld"),
+            ),
+            quote(
+                "for the MNIST run it says «2.425» (CLT «2.324», rigorous [«2.381», «2.382»])",
+                column("epsilon", method="edgeworth"),
+                column("epsilon", method="clt"),
+                bounds(method="pld"),
+            ),
+        ),
+    ),
+    *(
+        Case(
+            f"noisy-gd {TABLE1.replace('--batch-size 1500', f'--batch-size 1500 --epochs {epochs}')}",
+            (
+                quote(
+                    f"| {epochs} | «{last}» | «{rdp}» | «{composition}» |",
+                    column("epsilon", method="last-iterate-gdp"),
+                    column("epsilon", method="last-iterate-rdp-optimal"),
+                    column("epsilon", method="composition-gdp"),
+                ),
+            ),
+        )
+        for epochs, last, rdp, composition in (
+            (50, "4.34", "5.82", "30.51"),
+            (100, "5.60", "7.61", "49.88"),
+            (200, "7.58", "9.88", "83.83"),
+        )
+    ),
+    Case(
+        "calibrate sgd --sampling-rate 1 --steps 1000 --epsilon 8.84 --delta 1e-5 --closed-form",
+        (
+            quote(
+                "(the moments accountant: sigma = «19.994», the paper's 20, against the exact «17.482» here)",
+                column("noise_multiplier", method="closed-form-eq23"),
+                column("noise_multiplier", method="gdp"),
+            ),
+        ),
+    ),
+    Case(
+        "calibrate gaussian --epsilon 0 --delta 0.1",
+        (quote("mu = 2 Phi^-1((1 + delta)/2), sigma = «3.97895»", column("sigma")),),
+        slow=False,
+    ),
+    Case(
+        "calibrate canonical dp:eps=1,delta=1e-5",
+        (
+            quote(
+                "(for (1, 1e-5): b = «0.36788», q = «1.16394e-5», 99 % quantile «3.89982»)",
+                column("b", probability=0.5),
+                column("q", probability=0.5),
+                column("quantile", probability=0.99),
+            ),
+        ),
+        slow=False,
+    ),
+    Case(
+        f"risk {MNIST} --epochs 60",
+        (
+            quote(
+                "no attack has TPR above «0.00605» at FPR 0.1 %, «0.0402» at 1 % or «0.2397» at 10 % "
+                "(rigorous upper bounds), its advantage is at most «0.2245», and at a prior of 1/2 no attack "
+                "guesses membership right more than «61.2» % of the time",
+                column("value", measure="tpr", guarantee="upper_bound"),
+                column("value", measure="advantage", guarantee="upper_bound"),
+                column("value", scale=100, measure="bayes_success", guarantee="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
+        "calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --max-tpr 0.05 --at-fpr 0.01",
+        (quote("at or below 5 % is sigma «0.989»", column("noise_multiplier")),),
+    ),
+    Case(
+        "gdpt-identify dp:eps=1,delta=1e-6 --eps-head 10 --rectify 0,1",
+        (
+            quote(
+                "Laplace noise of scale 0.1 it is «1.8481»-GDP",
+                column("rectified_mu_upper", side="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
+        "sgd --sampling-rate 0.001 --noise-multiplier 1 --steps 100000 --delta 1e-5 --method all",
+        (
+            quote(
+                "--delta 1e-5 --method all`) «1.646» (CLT «1.618», rigorous [«1.6363», «1.6392»])",
+                column("epsilon", method="edgeworth"),
+                column("epsilon", method="clt"),
+                bounds(method="pld"),
+            ),
+        ),
+    ),
+    Case(
+        "compose dp:eps=0.31622776601683794x10 --delta 1e-3 --method all",
+        (
+            quote(
+                "gives «4.893» by advanced composition, «3.162» by basic composition, and «2.890» exact",
+                column("epsilon", method="advanced"),
+                column("epsilon", method="basic"),
+                column("epsilon", method="binomial"),
+            ),
+        ),
+    ),
+    *(
+        Case(f"sgd {MNIST} --epochs 60 --delta {delta}", (quote(f"{passage}", bounds()),))
+        for delta, passage in (
+            ("1e-8", "it certifies [«3.2503», «3.2512»] at `--delta 1e-8`"),
+            ("1e-10", "[«3.7356», «3.7366»] at 1e-10"),
+            ("1e-12", "and [«4.1742», «4.1753»] at 1e-12"),
+        )
+    ),
+    Case(
+        f"sgd {MNIST} --steps 10000000 --delta 1e-5",
+        (quote("--steps 10000000 --delta 1e-5` prints [«178.52», «181.44»]", bounds()),),
+    ),
+    Case(
+        f"sgd {MNIST} --steps 10000000 --delta 1e-5 --accuracy 0.001",
+        (quote("and [«180.47», «180.57»] with `--accuracy 0.001`", bounds()),),
+    ),
+    Case(
+        f"sgd {MNIST} --steps 10000000 --delta 1e-10",
+        (quote("at `--delta 1e-10` it prints [«210.48», «213.74»]", bounds()),),
+    ),
+)
+
+
+def written_as(value: float, written: str, side: str) -> bool:
+    """`written` states `value`: rounded to the nearest at its precision, or, for a bound, outward (a lower
+    bound down, an upper bound up, so that the figure as written is still a bound)."""
+    quoted, exact = Decimal(written), Decimal(repr(float(value)))
+    unit = Decimal(1).scaleb(quoted.as_tuple().exponent)
+    if abs(exact - quoted) <= unit / 2:
+        return True
+    if side == "upper_bound":
+        return quoted - unit < exact <= quoted
+    return side == "lower_bound" and quoted <= exact < quoted + unit
+
+
+def case_params(slow: bool) -> list:
+    return [pytest.param(case, id=case.args) for case in CASES if case.slow is slow]
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.args) for case in CASES])
+def test_quoted_passages_are_in_the_readme(case: Case) -> None:
+    for passage in case.quotes:
+        assert passage.prose in PROSE, f"the README no longer says: {passage.prose}"
+        assert passage.written, f"no figure marked in: {passage.text}"
+
+
+def check_quotes(gdpcli, case: Case) -> None:
+    outcome = gdpcli(*shlex.split(case.args), "-f", "json")
+    assert outcome.code == 0, outcome.stderr
+    rows = outcome.json()["rows"]
+    for passage in case.quotes:
+        printed = [figure for select in passage.figures for figure in select(rows)]
+        assert len(printed) == len(passage.written), (passage.text, printed)
+        stale = [
+            f"README {written}, gdpcli {value!r} ({side})"
+            for written, (value, side) in zip(passage.written, printed, strict=True)
+            if not written_as(value, written, side)
+        ]
+        assert not stale, f"gdpcli {case.args}: {passage.prose}: " + "; ".join(stale)
+
+
+@pytest.mark.parametrize("case", case_params(slow=False))
+def test_quoted_figures_are_what_gdpcli_prints(gdpcli, monkeypatch: pytest.MonkeyPatch, case: Case) -> None:
+    monkeypatch.chdir(ROOT)  # examples/ files
+    check_quotes(gdpcli, case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", case_params(slow=True))
+def test_quoted_figures_of_longer_runs_are_what_gdpcli_prints(
+    gdpcli, monkeypatch: pytest.MonkeyPatch, case: Case
+) -> None:
+    monkeypatch.chdir(ROOT)
+    check_quotes(gdpcli, case)
+
+
+def test_the_clt_errs_on_the_sides_the_readme_says(gdpcli) -> None:
+    """'optimistic' with Poisson sampling, 'pessimistic' with fixed-size batches (the MNIST run)."""
+    run = ("sgd", *MNIST.split(), "--epochs", "60", "--delta", "1e-5", "--method", "clt", "-f", "json")
+    rigorous = ("sgd", *MNIST.split(), "--epochs", "60", "--delta", "1e-5", "-f", "json")
+    fixed = ("--sampling", "fixed", "--sensitivity", "1")
+    poisson_clt, poisson = gdpcli(*run).json()["rows"], gdpcli(*rigorous).json()["rows"]
+    fixed_clt, fixed_pld = gdpcli(*run, *fixed).json()["rows"], gdpcli(*rigorous, *fixed).json()["rows"]
+    assert poisson_clt[0]["epsilon"] < min(row["epsilon"] for row in poisson)
+    assert fixed_clt[0]["epsilon"] > max(row["epsilon"] for row in fixed_pld)
+
+
+@pytest.mark.slow
+def test_python_api_figures_are_what_it_returns() -> None:
+    """The Python API section's comments state what the calls return."""
+    from gdpcli import account, events, gdp
+
+    run = events.dpsgd(noise_multiplier=1.1, sampling_rate=256 / 60000, steps=14063)
+    upper, lower = account.epsilon(run, delta=1e-5)
+    section = PROSE.split("## Python API", 1)[1]
+    figures = f"[Figure({upper.value:.5f}, upper_bound, pld), Figure({lower.value:.5f}, lower_bound, pld)]"
+    assert figures in section
+    assert f"# {account.certified_epsilon(run, delta=1e-5):.5f}: the rigorous upper bound" in section
+    step = events.Sampled(events.Laplace(0.5), 0.01, events.Sampling.FIXED)
+    composed = account.delta([events.Repeated(step, 200), events.parse("gdp:mu=0.3")], epsilon=1.0)
+    assert f"# composed: ~{composed[0].value:.2e}".replace("e-05", "e-5") in section
+    assert f"gdp.epsilon(1e-5, 1.0) # {gdp.epsilon(1e-5, 1.0)!r}" in section
