@@ -127,6 +127,12 @@ class SpecValues:
     def error(self, message: str, hint: str | None = None) -> InputError:
         return InputError(f"spec {self.spec!r}: {message}", hint)
 
+    def file_text(self, hint: str) -> str:
+        """The text of file= (a path, or - for stdin), read and refused as every input file is."""
+        from gdpcli.textfiles import read_text
+
+        return read_text(str(self.values["file"]), f"spec {self.spec!r}", hint)
+
 
 def _number(value: float) -> str:
     """A float as the spec language writes it: shortest round-trip form, integers without '.0'."""
@@ -995,7 +1001,7 @@ class RenyiCurve(
     @classmethod
     def read(cls, path: str, values: SpecValues) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """(orders, epsilons) of a CSV file; InputError naming the line and column of a bad entry."""
-        lines = cls._lines(path, values)
+        lines = cls._lines(values)
         header = [cell.strip().lower() for cell in lines[0][1]]
         known = (("alpha", "eps"), ("order", "rdp_epsilon"))
         columns = next((c for c in known if set(c) <= set(header)), None)
@@ -1011,19 +1017,14 @@ class RenyiCurve(
         return tuple(o for o, _ in points), tuple(e for _, e in points)
 
     @staticmethod
-    def _lines(path: str, values: SpecValues) -> list[tuple[int, list[str]]]:
+    def _lines(values: SpecValues) -> list[tuple[int, list[str]]]:
         """The file's non-blank CSV rows with their line numbers (1 = the header)."""
         import csv
+        import io
 
-        try:
-            with open(path, newline="") as handle:
-                rows = list(enumerate(csv.reader(handle), 1))
-        except OSError as error:
-            raise values.error(f"cannot read file={path!r}: {error.strerror}") from None
-        lines = [(n, row) for n, row in rows if any(cell.strip() for cell in row)]
-        if not lines:
-            raise values.error(f"file={path!r} is empty", "header alpha,eps then one row per order")
-        return lines
+        text = values.file_text("give a CSV: header alpha,eps, then one row per order")
+        rows = enumerate(csv.reader(io.StringIO(text)), 1)
+        return [(n, row) for n, row in rows if any(cell.strip() for cell in row)]
 
     @staticmethod
     def _row(
@@ -1080,21 +1081,9 @@ class _SampledCurve(Mechanism):
             raise values.error(f"{cls.kind} needs file=F.csv", cls.spec_help)
         source = str(values.values["file"])
         tol = values.number("tol", Interval(0.0, 1e-3, low_closed=True), curves.DEFAULT_TOL)
-        grid = curves.bound(cls.kind, cls.text(source, values), source, tol)
+        text = values.file_text(f"give a CSV of the sampled {cls.kind}, e.g. gdpcli's own")
+        grid = curves.bound(cls.kind, text, source, tol)
         return cls(source, tol, tuple(grid.alpha.tolist()), tuple(grid.beta.tolist()))
-
-    @staticmethod
-    def text(source: str, values: SpecValues) -> str:
-        """The CSV text of a path or `-` (stdin)."""
-        import sys
-
-        if source == "-":
-            return sys.stdin.read()
-        try:
-            with open(source, newline="", encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError) as error:
-            raise values.error(f"cannot read file={source!r}: {getattr(error, 'strerror', error)}") from None
 
     def describe(self) -> str:
         tol = "" if self.tol == 1e-12 else f",tol={_number(self.tol)}"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import csv
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
+from gdpcli.textfiles import read_text
 
 if TYPE_CHECKING:
     from gdpcli.events import Repeated
@@ -95,12 +94,7 @@ def read_specs(path: str) -> list[tuple[str, str]]:
     """--specs FILE (- for stdin): (where, spec text) per spec; InputError (exit 2) for an unreadable file
     or a line that is not one spec word, naming the line."""
     where = "stdin" if path == "-" else repr(path)
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(
-            f"--specs: cannot read {path}: {error}", "give a text file, one spec per line"
-        ) from None
+    text = read_text(path, "--specs", "give a text file, one spec per line")
     specs = []
     for number, spec in _spec_column(_spec_lines(text), where):
         if not spec or len(spec.split()) != 1:

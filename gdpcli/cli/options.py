@@ -454,12 +454,8 @@ def run_options(
 
 def read_schedule(path: str, dataset_size: int | None) -> tuple[Run, ...]:
     """--schedule FILE (- for stdin) read into phases; InputError for an unreadable file or a bad schedule."""
-    import sys
-
     from gdpcli.accounting import schedules
+    from gdpcli.textfiles import read_text
 
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"--schedule: cannot read {path}: {error}") from None
-    return schedules.read(text, dataset_size)
+    hint = "give a CSV header row and one row per phase, or a JSON list"
+    return schedules.read(read_text(path, "--schedule", hint), dataset_size)

@@ -97,4 +97,4 @@ def test_bad_file_exits_2(gdpcli: Callable[..., Outcome], tmp_path: Path, text: 
 
 def test_missing_file_exits_2(gdpcli: Callable[..., Outcome], tmp_path: Path) -> None:
     outcome = gdpcli("convert", f"profile:file={tmp_path / 'none.csv'}", "--delta", "1e-5")
-    assert outcome.code == 2 and "cannot read file=" in outcome.stderr
+    assert outcome.code == 2 and "cannot read" in outcome.stderr and "none.csv" in outcome.stderr

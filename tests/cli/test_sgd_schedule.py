@@ -127,7 +127,7 @@ def test_calibrated_scale_round_trips(gdpcli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("", "the schedule is empty"),
+        ("", "phases.csv' is empty"),
         ("steps,sampling_rate,noise_multiplier\n", "no phases"),
         ("steps,sampling_rate,noise_multiplier\n100,0.01,1\n-5,0.01,1\n", "row 2, column steps"),
         ("steps,sampling_rate,noise_multiplier\n100,1.5,1\n", "row 1, column sampling_rate"),
