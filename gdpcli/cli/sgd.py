@@ -346,7 +346,17 @@ def _budget_row(budget: Budget, delta: float, total: int | None) -> dict[str, An
         row["exceeds_from_steps"] = budget.exceeds_from
     if total is not None:
         row["requested_steps_within"] = min(total, budget.steps)
+    if not budget.steps:
+        row["reason"] = _no_step_fits(budget)
     return row
+
+
+def _no_step_fits(budget: Budget) -> str:
+    """Why a budget row has no epsilon: not even one step is certified within the target."""
+    why = f"epsilon is missing: not even one step is certified within the target {budget.target_epsilon:g}"
+    if budget.next_step_exceeds:
+        return f"{why} (one step has epsilon >= {budget.next_lower:.6g}, a rigorous lower bound)"
+    return f"{why} by {budget.method}"
 
 
 def _budget_notes(budgets: list[Budget], total: int | None) -> list[str]:
@@ -355,8 +365,6 @@ def _budget_notes(budgets: list[Budget], total: int | None) -> list[str]:
     for budget in budgets:
         if not budget.guarantee.rigorous:
             notes.append(f"{budget.method}: the step budget is an approximation, not a guarantee")
-        if budget.steps == 0:
-            notes.append(f"{budget.method}: not even one step is certified within the target")
         if budget.exceeds_from is not None and not budget.next_step_exceeds:
             notes.append(
                 f"{budget.method}: the true budget lies in [{budget.steps}, {budget.exceeds_from}); "
