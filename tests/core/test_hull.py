@@ -41,3 +41,14 @@ def test_rounding_dents_on_a_long_convex_curve() -> None:
     assert hull[0] == 0 and hull[-1] == x.size - 1
     assert np.all(np.diff(slopes) > 0)
     assert np.all(y >= np.interp(x, x[hull], y[hull]) - 1e-15)
+
+
+def test_two_points_an_ulp_apart_keep_their_vertex() -> None:
+    """Four Neyman-Pearson vertices of a 3-fold Poisson-subsampled randomized response (two directions,
+    pessimistic PLDs on a grid of 0.0277): the middle two are one vertex an ulp apart. Each tests as on or
+    above the chord through the other, and removing both in one pass left the hull 3.6e-3 above the
+    vertex, a trade-off 'lower bound' above the truth. No point may lie below the hull."""
+    x = np.array([0.21879945608561185, 0.34300000000000086, 0.34300000000000097, 0.38616413981356357])
+    y = np.array([0.7160362319493019, 0.5781249999999988, 0.5781249999999987, 0.5349608601864361])
+    hull = lower_hull(x, y)
+    assert np.all(y >= np.interp(x, x[hull], y[hull]) - 1e-15)
