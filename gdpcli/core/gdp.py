@@ -95,13 +95,20 @@ def log_delta_over_density(a: np.ndarray, mu: np.ndarray) -> np.ndarray:
     middle = x + 0.5 * mu  # a rough I: |t - 1/M(t)| is about 1/(t + 2/t) (within 5 %) beyond t = 1
     direct = mu >= (middle + 2.0 / np.maximum(middle, 1.0)) / 64.0
     xd, md = x[direct], mu[direct]
-    result[direct] = _LOG_SQRT_HALF_PI + np.log(erfcx(xd / _SQRT2) - erfcx((xd + md) / _SQRT2))
+    result[direct] = _LOG_SQRT_HALF_PI + _log_underflowed(erfcx(xd / _SQRT2) - erfcx((xd + md) / _SQRT2))
     xs, ms = x[~direct][:, None], mu[~direct][:, None]
     integrand = _log_mills_slope(xs + 0.5 * ms * (1.0 + _GAUSS_NODES))
     log_ratio = 0.5 * ms[:, 0] * np.sum(integrand * _GAUSS_WEIGHTS, axis=1)  # the same order for any size
-    log_mills = _LOG_SQRT_HALF_PI + np.log(erfcx(xs[:, 0] / _SQRT2))
-    result[~direct] = log_mills + np.log(-np.expm1(log_ratio))
+    log_mills = _LOG_SQRT_HALF_PI + _log_underflowed(erfcx(xs[:, 0] / _SQRT2))
+    result[~direct] = log_mills + _log_underflowed(-np.expm1(log_ratio))
     return result
+
+
+def _log_underflowed(values: np.ndarray) -> np.ndarray:
+    """log, -inf without a warning where a factor of M(x) - M(x + mu) underflowed to 0 (x or x / mu near the
+    float range): delta, at most mu / x, is 0 in floating point there."""
+    with np.errstate(divide="ignore"):
+        return np.log(values)
 
 
 _FRACTION_DEPTHS = ((4.0, 40), (8.0, 18), (20.0, 10), (40.0, 7))

@@ -19,6 +19,7 @@ and the upper end exceeds G(x_i) by at most sqrt(pi/2) (x_{i+1} - x_i).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -136,10 +137,11 @@ def noise_family_profile(A: float, B: float, sigma: float) -> PrivacyProfile:
     _require_positive(A=A, B=B, sigma=sigma)
 
     def log_delta(eps: np.ndarray) -> np.ndarray:
-        return np.minimum(np.log(B) - np.square(sigma * np.asarray(eps) / A), 0.0)
+        with np.errstate(over="ignore"):  # (sigma eps / A)^2 beyond the float range: delta is 0 in floats
+            return np.minimum(np.log(B) - np.square(sigma * np.asarray(eps) / A), 0.0)
 
     return PrivacyProfile(
-        f"noise_family:A={A},B={B},sigma={sigma}", log_delta, tail_limit=A / (sigma * np.sqrt(2.0))
+        f"noise_family:A={A},B={B},sigma={sigma}", log_delta, tail_limit=A / (sigma * math.sqrt(2.0))
     )
 
 
