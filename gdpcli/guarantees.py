@@ -8,11 +8,21 @@ side and checks (gdpcli.core.rounding). An `approximation` has no such direction
 
 A budget check (--max-epsilon, --max-delta, --max-mu, --target-epsilon, calibrate's round trips) may only
 rely on a figure that bounds the privacy loss from above: `certifies_at_most` (exact or upper_bound).
+
+The label of a figure is never chosen by hand: it is `bound(quantity, side)`, from what the figure measures
+and the side of the privacy loss its computation errs on (`Side`). A pessimistic computation (an upper
+bound on the privacy profile, such as a pessimistic PLD or an RDP conversion) gives an upper bound on every
+quantity that grows with the privacy loss (epsilon, delta, mu, an attack's TPR ...) and a lower bound on
+every quantity that shrinks with it (beta, the equal-error rate). Transforming a figure into another
+quantity (beta into TPR = 1 - beta) keeps its side, so its label follows without a second decision.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Guarantee(str, Enum):
@@ -45,6 +55,72 @@ class Guarantee(str, Enum):
         return self in (Guarantee.EXACT, Guarantee.LOWER_BOUND)
 
 
+class Side(str, Enum):
+    """The side of the true privacy loss on which a computation errs."""
+
+    EXACT = "exact"
+    """No error beyond floating-point rounding (taken to the safe side)."""
+    PESSIMISTIC = "pessimistic"
+    """Never understates the privacy loss: the mechanism is at least as private as the figure says."""
+    OPTIMISTIC = "optimistic"
+    """Never overstates the privacy loss: the mechanism is at most as private as the figure says."""
+    APPROXIMATE = "approximate"
+    """No proven direction (the CLT, Edgeworth expansions, quadratures without an error bound)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+GROWS_WITH_LOSS: frozenset[str] = frozenset(
+    (
+        "epsilon",  # at a delta
+        "delta",  # at an epsilon
+        "mu",  # GDP
+        "rho",  # zCDP
+        "rdp",  # a Renyi divergence at an order
+        "kl",
+        "tv",
+        "hellinger",
+        "chi2",
+        "tpr",  # an attack's true-positive rate at a false-positive rate
+        "advantage",  # max TPR - FPR
+        "bayes_success",  # the best attack's success rate at a prior
+    )
+)
+"""Quantities that a less private mechanism makes larger."""
+
+SHRINKS_WITH_LOSS: frozenset[str] = frozenset(
+    (
+        "beta",  # the trade-off function at an alpha: the least type II error
+        "equal_error",  # alpha* = f(alpha*), the best attack's equal error rate
+    )
+)
+"""Quantities that a less private mechanism makes smaller."""
+
+
+def bound(quantity: str, side: Side) -> Guarantee:
+    """The label of a figure of `quantity` computed on `side`: the one place that decides a direction.
+
+    KeyError for a quantity that is in neither list (each quantity must say how it moves with the loss).
+    """
+    if side is Side.EXACT:
+        return Guarantee.EXACT
+    if side is Side.APPROXIMATE:
+        return Guarantee.APPROXIMATION
+    if quantity in GROWS_WITH_LOSS:
+        grows = True
+    elif quantity in SHRINKS_WITH_LOSS:
+        grows = False
+    else:
+        raise KeyError(f"{quantity!r} has no direction: add it to GROWS_WITH_LOSS or SHRINKS_WITH_LOSS")
+    return Guarantee.UPPER_BOUND if grows is (side is Side.PESSIMISTIC) else Guarantee.LOWER_BOUND
+
+
+def by_side(quantity: str, upper: T, lower: T) -> tuple[T, T]:
+    """(pessimistic, optimistic): the two bounds [lower, upper] on `quantity` in the order of their sides."""
+    return (upper, lower) if bound(quantity, Side.PESSIMISTIC) is Guarantee.UPPER_BOUND else (lower, upper)
+
+
 LABELS: tuple[str, ...] = tuple(g.value for g in Guarantee)
 
-__all__ = ["LABELS", "Guarantee"]
+__all__ = ["GROWS_WITH_LOSS", "LABELS", "SHRINKS_WITH_LOSS", "Guarantee", "Side", "bound", "by_side"]

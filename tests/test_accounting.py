@@ -8,24 +8,25 @@ import pytest
 
 from gdpcli.accounting import Answer, Figures, check_budget, select, split_uniform_delta
 from gdpcli.errors import BudgetExceeded, ComputationError
-from gdpcli.guarantees import Guarantee
+from gdpcli.guarantees import Guarantee, Side
 from gdpcli.mechanisms import parse_spec
 
 
-def _answer(values: list[float], guarantee: Guarantee, deltas: tuple[float, ...] = (1e-5, 1e-6)) -> Answer:
-    return Answer("delta", np.array(deltas), Figures(np.array(values), guarantee, "test"))
+def _answer(values: list[float], side: Side, deltas: tuple[float, ...] = (1e-5, 1e-6)) -> Answer:
+    """Epsilons at the deltas, computed on that side (pessimistic: upper bounds)."""
+    return Answer("delta", np.array(deltas), Figures(np.array(values), side, "test", "epsilon"))
 
 
 def test_budget_uses_the_smallest_upper_bound_per_query() -> None:
-    answers = [_answer([2.0, 3.0], Guarantee.UPPER_BOUND), _answer([2.5, 2.9], Guarantee.UPPER_BOUND)]
+    answers = [_answer([2.0, 3.0], Side.PESSIMISTIC), _answer([2.5, 2.9], Side.PESSIMISTIC)]
     check_budget(answers, max_epsilon=2.9)  # 2.0 at 1e-5, 2.9 at 1e-6
     with pytest.raises(BudgetExceeded, match=r"epsilon 2\.9 exceeds --max-epsilon 2\.8"):
         check_budget(answers, max_epsilon=2.8)
 
 
-@pytest.mark.parametrize("label", [Guarantee.APPROXIMATION, Guarantee.LOWER_BOUND])
-def test_budget_never_rests_on_approximations_or_lower_bounds(label: Guarantee) -> None:
-    below_the_limit = [_answer([1.0, 1.0], label), _answer([5.0, 5.0], Guarantee.UPPER_BOUND)]
+@pytest.mark.parametrize("label", [Side.APPROXIMATE, Side.OPTIMISTIC])
+def test_budget_never_rests_on_approximations_or_lower_bounds(label: Side) -> None:
+    below_the_limit = [_answer([1.0, 1.0], label), _answer([5.0, 5.0], Side.PESSIMISTIC)]
     with pytest.raises(BudgetExceeded):
         check_budget(below_the_limit, max_epsilon=2.0)
     with pytest.raises(ComputationError, match="no rigorous upper bound"):
@@ -33,13 +34,13 @@ def test_budget_never_rests_on_approximations_or_lower_bounds(label: Guarantee) 
 
 
 def test_budget_needs_a_bound_at_every_queried_point() -> None:
-    partial = [_answer([1.0], Guarantee.EXACT, (1e-5,)), _answer([1.0], Guarantee.APPROXIMATION, (1e-6,))]
+    partial = [_answer([1.0], Side.EXACT, (1e-5,)), _answer([1.0], Side.APPROXIMATE, (1e-6,))]
     with pytest.raises(ComputationError, match="at delta 1e-06"):
         check_budget(partial, max_epsilon=2.0)
 
 
 def test_max_delta_checks_delta_at_epsilon() -> None:
-    answers = [Answer("epsilon", np.array([1.0]), Figures(np.array([1e-3]), Guarantee.EXACT, "t"))]
+    answers = [Answer("epsilon", np.array([1.0]), Figures(np.array([1e-3]), Side.EXACT, "t", "delta"))]
     check_budget(answers, max_delta=1e-3)
     with pytest.raises(BudgetExceeded, match="delta"):
         check_budget(answers, max_delta=9e-4)

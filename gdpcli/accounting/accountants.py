@@ -9,15 +9,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER, Accountant, Figures
+from gdpcli.accounting.figures import (
+    APPROXIMATE,
+    EXACT,
+    OPTIMISTIC,
+    PESSIMISTIC,
+    Accountant,
+    Figures,
+    no_loss,
+)
 from gdpcli.core import gdp
 from gdpcli.defaults import EPSILON_SCALE, STEP_SCALE
 from gdpcli.errors import ComputationError
 from gdpcli.events import Mechanism, Repeated
-from gdpcli.guarantees import Guarantee
+from gdpcli.guarantees import Side, by_side
 
 if TYPE_CHECKING:
-    from gdpcli.core.pld import Bounds
+    from gdpcli.core.pld import Bounds, ProfileFn
 
 
 class ExactGDP:
@@ -34,20 +42,20 @@ class ExactGDP:
         return {"mu": self.mu_total}
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.epsilon(deltas, self.mu_total)), EXACT, self.method)]
+        return [Figures(np.asarray(gdp.epsilon(deltas, self.mu_total)), EXACT, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.delta(epsilons, self.mu_total)), EXACT, self.method)]
+        return [Figures(np.asarray(gdp.delta(epsilons, self.mu_total)), EXACT, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(gdp.tradeoff(alphas, self.mu_total)), EXACT, self.method)]
+        return [Figures(np.asarray(gdp.tradeoff(alphas, self.mu_total)), EXACT, self.method, "beta")]
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([self.mu_total]), EXACT, self.method)]
+        return [Figures(np.asarray([self.mu_total]), EXACT, self.method, "mu")]
 
     def equal_error(self) -> list[Figures]:
         """The fixed point G_mu(alpha*) = alpha* = Phi(-mu/2) in closed form (accounting.equal_error)."""
-        return [Figures(np.asarray([gdp.symmetric_point(self.mu_total)]), EXACT, self.method)]
+        return [Figures(np.asarray([gdp.symmetric_point(self.mu_total)]), EXACT, self.method, "equal_error")]
 
 
 class ExactSingle:
@@ -67,13 +75,13 @@ class ExactSingle:
 
         ceiling = max(1e4, self.mechanism.pure_epsilon or 0.0)  # a pure eps0-DP profile is 0 from eps0 on
         values = epsilon_from_profile(self.mechanism.profile, deltas, ceiling=ceiling)
-        return [Figures(np.asarray(values), EXACT, self.method)]
+        return [Figures(np.asarray(values), EXACT, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.mechanism.profile(epsilons)), EXACT, self.method)]
+        return [Figures(np.asarray(self.mechanism.profile(epsilons)), EXACT, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), EXACT, self.method)]
+        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), EXACT, self.method, "beta")]
 
 
 class BoundedSingle:
@@ -99,22 +107,24 @@ class BoundedSingle:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
         upper = epsilon_from_profile(self.mechanism.profile, deltas, ceiling=self.ceiling)
-        found = [Figures(np.asarray(upper), UPPER, self.method)]
+        found = [Figures(np.asarray(upper), PESSIMISTIC, self.method, "epsilon")]
         if self.lower_pair is not None:
             lower = epsilon_from_profile(self._lower_profile, deltas, ceiling=self.ceiling)
-            found.append(Figures(np.asarray(lower) * (1.0 - _BOUND_MARGIN), LOWER, self.method))
+            found.append(
+                Figures(np.asarray(lower) * (1.0 - _BOUND_MARGIN), OPTIMISTIC, self.method, "epsilon")
+            )
         return found
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         epsilons = np.asarray(epsilons, dtype=float)
-        found = [Figures(np.asarray(self.mechanism.profile(epsilons)), UPPER, self.method)]
+        found = [Figures(np.asarray(self.mechanism.profile(epsilons)), PESSIMISTIC, self.method, "delta")]
         if self.lower_pair is not None:
-            found.append(Figures(self._lower_profile(epsilons), LOWER, self.method))
+            found.append(Figures(self._lower_profile(epsilons), OPTIMISTIC, self.method, "delta"))
         return found
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        """The trade-off function of an upper-bound profile is a lower bound on beta."""
-        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), LOWER, self.method)]
+        """The trade-off function of an upper-bound profile: pessimistic (a lower bound on beta)."""
+        return [Figures(np.asarray(self.mechanism.tradeoff(alphas)), PESSIMISTIC, self.method, "beta")]
 
 
 _BOUND_MARGIN = 1e-12
@@ -164,15 +174,15 @@ class Binomial:
             return met | ~np.isfinite(np.ravel(epsilons))
 
         values = to_safe_side(values, elementwise(holds, deltas), "up", what="binomial epsilon")
-        return [Figures(values, EXACT, self.method)]
+        return [Figures(values, EXACT, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return [Figures(np.asarray(self.pld.delta(epsilons)), EXACT, self.method)]
+        return [Figures(np.asarray(self.pld.delta(epsilons)), EXACT, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core.pld import tradeoff_of
 
-        return [Figures(np.asarray(tradeoff_of([self.pld], alphas)), EXACT, self.method)]
+        return [Figures(np.asarray(tradeoff_of([self.pld], alphas)), EXACT, self.method, "beta")]
 
 
 class NumericalPLD:
@@ -206,25 +216,30 @@ class NumericalPLD:
     def _answer(
         self, bounds_of: Callable[..., Bounds], queries: np.ndarray, name: str, *, relative: bool
     ) -> list[Figures]:
-        """The upper bound from the dominating pairs; the lower bound from the same composition when every
-        pair is the mechanism's own (Mechanism.lower_pair), from the lower pairs' composition when they
-        differ, and 0 with a note when some mechanism has none (an upper-bound profile only)."""
+        """The pessimistic figure from the dominating pairs' composition; the optimistic one from the same
+        composition when every pair is the mechanism's own (Mechanism.lower_pair), from the lower pairs'
+        composition when they differ, and that of no privacy loss (figures.no_loss), with a note, when
+        some mechanism has none (a bound on its privacy loss only). Which of a composition's bounds
+        [lower, upper] is on which side is the quantity's (guarantees.by_side): for beta the pessimistic
+        composition gives the lower bound."""
         bounds = bounds_of(self.components, queries, accuracy=self.accuracy)
-        figures = self._figures(bounds, name, relative=relative)
+        note = self._note(bounds, name, relative=relative)
+        pessimistic, optimistic = by_side(name, bounds.upper, bounds.lower)
+        other_note = note
         if self.lower_components is None:
-            note = (
-                "pld: some mechanism is known through an upper bound only; the lower bound is the trivial 0"
-            )
-            return [figures[0], Figures(np.zeros_like(figures[1].values), LOWER, self.method, note=note)]
-        if self.lower_components is not self.components:
+            optimistic, other_note = no_loss(name, queries), _NO_LOWER_PAIR
+        elif self.lower_components is not self.components:
             lower = bounds_of(self.lower_components, queries, accuracy=self.accuracy)
-            figures[1] = self._figures(lower, name, relative=relative)[1]
-        return figures
+            optimistic = by_side(name, lower.upper, lower.lower)[1]
+            other_note = self._note(lower, name, relative=relative)
+        return [
+            Figures(np.atleast_1d(pessimistic), PESSIMISTIC, self.method, name, note=note),
+            Figures(np.atleast_1d(optimistic), OPTIMISTIC, self.method, name, note=other_note),
+        ]
 
-    def _figures(self, bounds: Bounds, name: str, *, relative: bool) -> list[Figures]:
-        """Upper and lower bound figures (their difference is the width reached); where the refinement
-        stopped at its budget (Bounds.reached), or met the rule only but for the round-off the bounds
-        carry (Bounds.carried), both carry a note saying so, with the width and the rule."""
+    def _note(self, bounds: Bounds, name: str, *, relative: bool) -> str | None:
+        """Where the refinement stopped at its budget (Bounds.reached), or met the rule only but for the
+        round-off the bounds carry (Bounds.carried), a note saying so, with the width and the rule."""
         upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
         note = None
         rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
@@ -243,7 +258,13 @@ class NumericalPLD:
                 f"(--accuracy {self.accuracy:g} asks {rule} and allows {time_budget(self.accuracy):g} s "
                 "of refinement; a smaller --accuracy allows more, up to 10 s); they are rigorous, only wider"
             )
-        return [Figures(upper, UPPER, self.method, note=note), Figures(lower, LOWER, self.method, note=note)]
+        return note
+
+
+_NO_LOWER_PAIR = (
+    "pld: some mechanism is known through a bound on its privacy loss only; the optimistic figure is that "
+    "of no privacy loss (epsilon 0, delta 0, beta 1 - alpha)"
+)
 
 
 _RULES = {
@@ -287,7 +308,7 @@ class PureDPToGDP:
         self.epsilon0 = epsilon
 
     def mu(self) -> list[Figures]:
-        return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), EXACT, self.method)]
+        return [Figures(np.asarray([gdp.pure_dp_mu(self.epsilon0)]), EXACT, self.method, "mu")]
 
 
 def split_uniform_delta(specs: Sequence[Repeated]) -> tuple[list[Repeated], float]:
@@ -340,7 +361,7 @@ class WithUniformDelta:
         figures = []
         for figure in self.inner.epsilon(query):
             above, below = np.split(np.asarray(figure.values, dtype=float), 2)
-            if figure.guarantee is LOWER:  # at delta = delta0 only eps >= 0 is known from below
+            if figure.side is OPTIMISTIC:  # at delta = delta0 only eps >= 0 is known from below
                 values = np.where(deltas < self.delta0, np.inf, np.where(lower > 0.0, below, 0.0))
             else:
                 values = np.where(answerable & (deltas >= self.delta0), above, np.inf)
@@ -366,7 +387,10 @@ class GroupTradeoff:
     """Group privacy of one f-DP mechanism: 1 - (1 - f)^{o k} (GDP paper Thm 3).
 
     beta is exact (the closed-form f iterated pointwise); delta(eps) and eps(delta) come from the
-    conjugate of the group trade-off on a fine grid, as rigorous upper and lower bounds.
+    conjugate of the group trade-off on a fine grid, as rigorous upper and lower bounds. For a mechanism
+    known through a bound on its trade-off function only (Mechanism.profile_is_exact false), the iterate
+    of that bound is a bound on the group's (the map is monotone in f): beta and the grid's upper profile
+    are pessimistic, and nothing optimistic is known.
     """
 
     method = "group"
@@ -376,32 +400,37 @@ class GroupTradeoff:
 
         self.mechanism, self.group_size = mechanism, group_size
         self.grid = grid_from_tradeoff(self._tradeoff, alpha_grid(20001))
+        self.sides = (PESSIMISTIC, OPTIMISTIC) if mechanism.profile_is_exact else (PESSIMISTIC,)
 
     def _tradeoff(self, alpha: np.ndarray) -> np.ndarray:
         from gdpcli.core.tradeoff import group_tradeoff
 
         return np.asarray(group_tradeoff(self.mechanism.tradeoff, alpha, self.group_size))
 
-    def _profile(self, upper: bool) -> object:
+    def _profile(self, side: Side) -> ProfileFn:
+        """The grid's profile on that side: the upper one (pessimistic) or the lower one."""
         from gdpcli.core.tradeoff import profile_from_grid
 
-        return lambda epsilon: profile_from_grid(self.grid, epsilon, upper=upper)
+        return lambda epsilon: profile_from_grid(self.grid, epsilon, upper=side is PESSIMISTIC)
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return [Figures(self._tradeoff(alphas), EXACT, self.method)]
+        side = EXACT if self.mechanism.profile_is_exact else PESSIMISTIC
+        return [Figures(self._tradeoff(alphas), side, self.method, "beta")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         return [
-            Figures(np.asarray(self._profile(upper)(epsilons)), label, self.method)
-            for upper, label in ((True, UPPER), (False, LOWER))
+            Figures(np.asarray(self._profile(side)(epsilons)), side, self.method, "delta")
+            for side in self.sides
         ]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
         return [
-            Figures(np.asarray(epsilon_from_profile(self._profile(upper), deltas)), label, self.method)
-            for upper, label in ((True, UPPER), (False, LOWER))
+            Figures(
+                np.asarray(epsilon_from_profile(self._profile(side), deltas)), side, self.method, "epsilon"
+            )
+            for side in self.sides
         ]
 
 
@@ -427,26 +456,26 @@ class ApproximateGDP:
     def context(self) -> dict[str, float]:
         return {"mu": self.mu_total}
 
-    def _approximate(self, values: np.ndarray | list[float]) -> list[Figures]:
-        return [Figures(np.asarray(values), APPROXIMATION, self.method)]
+    def _approximate(self, values: np.ndarray | list[float], quantity: str) -> list[Figures]:
+        return [Figures(np.asarray(values), APPROXIMATE, self.method, quantity)]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        return self._approximate(clt.uniform_epsilon(deltas, self.mu_total, self.delta0))
+        return self._approximate(clt.uniform_epsilon(deltas, self.mu_total, self.delta0), "epsilon")
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        return self._approximate(clt.uniform_delta(epsilons, self.mu_total, self.delta0))
+        return self._approximate(clt.uniform_delta(epsilons, self.mu_total, self.delta0), "delta")
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
-        return self._approximate(clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0))
+        return self._approximate(clt.band_tradeoff(alphas, self.mu_total, 0.0, self.delta0), "beta")
 
     def mu(self) -> list[Figures]:
-        return self._approximate([self.mu_total])
+        return self._approximate([self.mu_total], "mu")
 
 
 class CentralLimit(ApproximateGDP):
@@ -509,26 +538,28 @@ class BerryEsseenBand(CentralLimit):
     def details(self) -> dict[str, float]:
         return {"kl": self.total.kl, "kappa2": self.total.kappa2, "kappa3bar": self.total.kappa3bar}
 
-    def _label(self, bound: Guarantee) -> Guarantee:
-        return bound if self.theorem5.rigorous else APPROXIMATION
+    @property
+    def side(self) -> Side:
+        """The band lies below the composed trade-off function (pessimistic) when it is proven."""
+        return PESSIMISTIC if self.theorem5.rigorous else APPROXIMATE
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
         values = clt.band_epsilon(deltas, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), self._label(UPPER), self.method)]
+        return [Figures(np.asarray(values), self.side, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
         values = clt.band_delta(epsilons, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), self._label(UPPER), self.method)]
+        return [Figures(np.asarray(values), self.side, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import clt
 
         values = clt.band_tradeoff(alphas, self.mu_total, self.theorem5.gamma, self.delta0)
-        return [Figures(np.asarray(values), self._label(LOWER), self.method)]
+        return [Figures(np.asarray(values), self.side, self.method, "beta")]
 
     def mu(self) -> list[Figures]:
         raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
@@ -617,6 +648,8 @@ class RenyiAccountant:
         return total
 
     def _convert(self, queries: np.ndarray, name: str, direction: str) -> Figures:
+        """The named conversion at each query: epsilon at deltas (direction "epsilon") or delta at
+        epsilons, with the order each used; pessimistic (every conversion bounds the profile from above)."""
         from gdpcli.core import rdp
 
         results = []
@@ -632,7 +665,7 @@ class RenyiAccountant:
                 results.append(convert(self.curve, float(query), name))
         values = np.array([r.value for r in results])
         details = tuple({"order": r.order} for r in results)
-        return Figures(values, UPPER, f"rdp-{name}", details)
+        return Figures(values, PESSIMISTIC, f"rdp-{name}", direction, details)
 
     def _paper_orders(self, delta: float) -> np.ndarray:
         """lemma2: Lemma 1's closed form on the paper's order grid (its Fig. 2, Lemma 2), restricted to the
@@ -672,7 +705,7 @@ class RenyiAccountant:
             values = rdp.tradeoff_from_curve(self.curve, alphas)
         else:
             values = rdp.tradeoff_from_points(self.orders, self.curve(self.orders), alphas)
-        return [Figures(values, LOWER, "rdp-tradeoff")]
+        return [Figures(values, PESSIMISTIC, "rdp-tradeoff", "beta")]
 
 
 class EdgeworthAccountant:
@@ -698,23 +731,26 @@ class EdgeworthAccountant:
         self.pairs = [remove] if add == remove else [remove, add]
         self.order = order
 
-    def _approximate(self, values: np.ndarray | float) -> list[Figures]:
-        return [Figures(np.atleast_1d(np.asarray(values, dtype=float)), APPROXIMATION, self.method)]
+    def _approximate(self, values: np.ndarray | float, quantity: str) -> list[Figures]:
+        return [Figures(np.atleast_1d(np.asarray(values, dtype=float)), APPROXIMATE, self.method, quantity)]
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
         from gdpcli.core import edgeworth
 
-        return self._approximate(edgeworth.epsilon(np.asarray(deltas, dtype=float), self.pairs, self.order))
+        deltas = np.asarray(deltas, dtype=float)
+        return self._approximate(edgeworth.epsilon(deltas, self.pairs, self.order), "epsilon")
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         from gdpcli.core import edgeworth
 
-        return self._approximate(edgeworth.delta(np.asarray(epsilons, dtype=float), self.pairs, self.order))
+        epsilons = np.asarray(epsilons, dtype=float)
+        return self._approximate(edgeworth.delta(epsilons, self.pairs, self.order), "delta")
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         from gdpcli.core import edgeworth
 
-        return self._approximate(edgeworth.tradeoff(np.asarray(alphas, dtype=float), self.pairs, self.order))
+        alphas = np.asarray(alphas, dtype=float)
+        return self._approximate(edgeworth.tradeoff(alphas, self.pairs, self.order), "beta")
 
 
 class TextbookComposition:
@@ -752,7 +788,7 @@ class TextbookComposition:
                 values = np.where(
                     spare > 0.0, np.sqrt(2.0 * np.log(1.0 / spare) * self.square_sum) + self.drift, np.inf
                 )
-        return [Figures(values, UPPER, self.method)]
+        return [Figures(values, PESSIMISTIC, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
         epsilons = np.asarray(epsilons, dtype=float)
@@ -762,7 +798,7 @@ class TextbookComposition:
             excess = np.maximum(epsilons - self.drift, 0.0)
             tail = np.where(epsilons > self.drift, np.exp(-(excess**2) / (2.0 * self.square_sum)), 1.0)
             values = np.minimum(self.delta_sum + tail, 1.0)
-        return [Figures(values, UPPER, self.method)]
+        return [Figures(values, PESSIMISTIC, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
         raise ComputationError(f"the {self.method} composition theorem states (eps, delta) pairs only")

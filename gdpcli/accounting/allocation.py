@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gdpcli.accounting.figures import LOWER, UPPER, Figures
+from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Figures
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.accounting.shuffling import as_poisson, batches_per_epoch, complete_epochs, epochs_touched
 from gdpcli.defaults import DEFAULT_ACCURACY
@@ -91,7 +91,7 @@ def upper(run: Run, deltas: np.ndarray, accuracy: float = DEFAULT_ACCURACY) -> F
             lattice = np.atleast_1d(np.asarray(bounds.upper, dtype=float))
             if np.all(lattice <= values):
                 values, method = np.minimum(lattice, values), UPPER_METHOD
-    return Figures(values, UPPER, method, details=(details,) * deltas.size)
+    return Figures(values, PESSIMISTIC, method, "epsilon", details=(details,) * deltas.size)
 
 
 def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
@@ -103,7 +103,7 @@ def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     deltas = np.asarray(deltas, dtype=float)
     details = ({"epochs_counted": epochs},) * deltas.size
     if epochs == 0:
-        return Figures(np.zeros(deltas.size), LOWER, LOWER_METHOD, details=details)
+        return Figures(np.zeros(deltas.size), OPTIMISTIC, LOWER_METHOD, "epsilon", details=details)
     max_test = pld.epsilon_bounds([(shuffle.max_test_pair(shift, b), epochs)], deltas, accuracy=accuracy)
     values, method = np.atleast_1d(np.asarray(max_test.lower, dtype=float)), LOWER_MAX_TEST_METHOD
     if b > 1:
@@ -112,7 +112,7 @@ def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
         floor = np.atleast_1d(np.asarray(bounds.lower, dtype=float))
         if np.all(floor >= values):
             values, method = floor, LOWER_METHOD
-    return Figures(values, LOWER, method, details=details)
+    return Figures(values, OPTIMISTIC, method, "epsilon", details=details)
 
 
 SCHEME = BatchScheme("balls-in-bins", Neighbouring.ADD_REMOVE, True, figures, budget_figure)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gdpcli.accounting.figures import LOWER, Figures, smallest
+from gdpcli.accounting.figures import OPTIMISTIC, Figures, smallest
 
 METHOD = "clopper-pearson"
 """The audit's method: Clopper-Pearson intervals on the attack's TPR and FPR, jointly at the confidence."""
@@ -14,14 +14,16 @@ METHOD = "clopper-pearson"
 def lower_bounds(
     true_hits: int, false_hits: int, trials: int, confidence: float, delta: float
 ) -> list[Figures]:
-    """Lower bounds on epsilon at delta and on mu, each holding with probability >= confidence."""
+    """Lower bounds on epsilon at delta and on mu, each holding with probability >= confidence: an attack
+    shows at least this much privacy loss (optimistic about it)."""
     from gdpcli.core import audit
 
     tpr_low, fpr_high = audit.rates(true_hits, false_hits, trials, confidence)
     details = ({"tpr_lower": tpr_low, "fpr_upper": fpr_high, "confidence": confidence},)
+    epsilon = audit.epsilon_lower(tpr_low, fpr_high, delta)
     return [
-        Figures(np.asarray([audit.epsilon_lower(tpr_low, fpr_high, delta)]), LOWER, METHOD, details=details),
-        Figures(np.asarray([audit.mu_lower(tpr_low, fpr_high)]), LOWER, METHOD, details=details),
+        Figures(np.asarray([epsilon]), OPTIMISTIC, METHOD, "epsilon", details=details),
+        Figures(np.asarray([audit.mu_lower(tpr_low, fpr_high)]), OPTIMISTIC, METHOD, "mu", details=details),
     ]
 
 

@@ -15,7 +15,7 @@ from gdpcli.accounting.dpsgd import Run
 from gdpcli.accounting.figures import Figures
 from gdpcli.core import calibrate, gdp, partial_order
 from gdpcli.errors import ComputationError
-from gdpcli.guarantees import Guarantee
+from gdpcli.guarantees import Guarantee, Side, bound
 
 NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -127,7 +127,7 @@ def family_for(noise: NoiseFn, epsilon: float, delta: float) -> list[dict]:
         rows.append(
             {"epsilon": epsilon, "delta": delta, "sigma": sigma}
             | {"epsilon0": epsilon0, "delta0": delta0, "achieved_delta": min(float(achieved), 1.0)}
-            | {"guarantee": Guarantee.UPPER_BOUND, "method": method}
+            | {"guarantee": bound("delta", Side.PESSIMISTIC), "method": method}
         )
     return rows
 

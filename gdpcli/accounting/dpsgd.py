@@ -43,7 +43,7 @@ import numpy as np
 
 from gdpcli import events
 from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
-from gdpcli.accounting.figures import smallest
+from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
@@ -340,7 +340,7 @@ def _clt(run: Run, delta: float) -> list[Figures]:
     """The CLT mu converted to epsilon at delta as if exactly GDP (GDP paper Cor. 1): an approximation."""
     from gdpcli.core import gdp
 
-    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), Guarantee.APPROXIMATION, "clt")]
+    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), APPROXIMATE, "clt", "epsilon")]
 
 
 def _edgeworth(run: Run, delta: float) -> list[Figures]:
@@ -361,8 +361,8 @@ def _berry_esseen(run: Run, delta: float) -> list[Figures]:
 
     theorem5 = berry_esseen_band(run)
     value = clt.band_epsilon(delta, theorem5.mu, theorem5.gamma)
-    label = Guarantee.UPPER_BOUND if theorem5.rigorous else Guarantee.APPROXIMATION
-    return [Figures(np.asarray([value]), label, "berry-esseen")]
+    side = PESSIMISTIC if theorem5.rigorous else APPROXIMATE
+    return [Figures(np.asarray([value]), side, "berry-esseen", "epsilon")]
 
 
 def berry_esseen_band(run: Run) -> object:

@@ -9,9 +9,11 @@ image of the graph of f in the diagonal), so it does not depend on the direction
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from gdpcli.accounting.figures import LOWER, UPPER, Accountant, Figures
+from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Accountant, Figures
 
 _Z_FLOOR = -38.0
 """The smallest normal quantile z = Phi^-1(alpha) probed: Phi(-38) = 2.9e-317. An alpha* below it is bracketed
@@ -27,12 +29,12 @@ def equal_error(accountant: Accountant) -> list[Figures]:
     """alpha* with f(alpha*) = alpha* for each trade-off figure of the accountant, with that figure's label.
 
     g(alpha) = f(alpha) - alpha is strictly decreasing, g(0) = f(0) >= 0 and g(1/2) <= 0 (as f(alpha) <=
-    1 - alpha), so alpha* is unique and lies in [0, 1/2]. The label carries over in its own direction: a
-    lower bound f_L <= f has f_L(a) >= a => f(a) >= a => a <= alpha*, so the largest probe a with
-    f_L(a) >= a is a lower bound on alpha*; likewise the smallest probe a with f_U(a) <= a is an upper bound
-    on alpha* for an upper bound f_U >= f. Those probes are returned for bounds (each a point at which the
-    figure was evaluated, so the statement holds as computed), the bracket's middle for exact figures (to
-    about 1e-16 in z, i.e. float precision) and approximations.
+    1 - alpha), so alpha* is unique and lies in [0, 1/2]. The side carries over: a pessimistic f_L <= f
+    has f_L(a) >= a => f(a) >= a => a <= alpha*, so the largest probe a with f_L(a) >= a is a pessimistic
+    alpha* (a lower bound: alpha* shrinks with the privacy loss); likewise the smallest probe a with
+    f_U(a) <= a is an optimistic alpha* for an optimistic f_U >= f. Those probes are returned for bounds
+    (each a point at which the figure was evaluated, so the statement holds as computed), the bracket's
+    middle for exact figures (to about 1e-16 in z, i.e. float precision) and approximations.
 
     Accountants with a closed form (equal_error method, e.g. G_mu) answer directly. Otherwise each round
     puts _PROBES probes per figure, spaced in z = Phi^-1(alpha) so that a tiny alpha* keeps its relative
@@ -67,5 +69,5 @@ def equal_error(accountant: Accountant) -> list[Figures]:
 
 def _figure(figure: Figures, low: float, high: float, middle: float) -> Figures:
     """The equal-error figure of one trade-off figure: its certified end for a bound, else the middle."""
-    value = low if figure.guarantee is LOWER else high if figure.guarantee is UPPER else middle
-    return Figures(np.array([float(value)]), figure.guarantee, figure.method, note=figure.note)
+    value = low if figure.side is PESSIMISTIC else high if figure.side is OPTIMISTIC else middle
+    return replace(figure.as_quantity("equal_error", np.array([float(value)])), details=None)

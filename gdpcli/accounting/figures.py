@@ -3,31 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
 from gdpcli.errors import BudgetExceeded, ComputationError
-from gdpcli.guarantees import Guarantee
+from gdpcli.guarantees import Guarantee, Side, bound
 
-EXACT, UPPER, LOWER, APPROXIMATION = (
-    Guarantee.EXACT,
-    Guarantee.UPPER_BOUND,
-    Guarantee.LOWER_BOUND,
-    Guarantee.APPROXIMATION,
-)
+EXACT, PESSIMISTIC, OPTIMISTIC, APPROXIMATE = Side.EXACT, Side.PESSIMISTIC, Side.OPTIMISTIC, Side.APPROXIMATE
 
 
 @dataclass(frozen=True)
 class Figures:
-    """One kind of answer (e.g. epsilon at several deltas) from one method, with its guarantee."""
+    """One kind of answer (e.g. epsilon at several deltas) from one method: values of `quantity` computed
+    on `side` of the privacy loss. The label is not stored but derived (`guarantee`, guarantees.bound), so
+    a figure turned into another quantity (`as_quantity`) is labelled right without a second decision."""
 
     values: np.ndarray
-    guarantee: Guarantee
+    side: Side
     method: str
+    quantity: str
     details: tuple[dict, ...] | None = None  # extra columns per value, e.g. the RDP order used
     note: str | None = None  # a caveat that goes with the values, e.g. an accuracy not reached
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """exact | upper_bound | lower_bound | approximation: what the values are to the true quantity."""
+        return bound(self.quantity, self.side)
+
+    def as_quantity(self, quantity: str, values: np.ndarray) -> Figures:
+        """The same computation stated as another quantity (e.g. TPR = 1 - beta): same side, same method."""
+        return replace(self, quantity=quantity, values=values)
 
 
 def smallest(found: Sequence[Figures], kind: Callable[[Guarantee], bool] | None = None) -> Figures:
@@ -38,6 +45,20 @@ def smallest(found: Sequence[Figures], kind: Callable[[Guarantee], bool] | None 
     if not candidates:
         raise ComputationError("no figure of the kind asked for (an exact value or an upper bound)")
     return min(candidates, key=lambda f: float(np.atleast_1d(f.values)[0]))
+
+
+def no_loss(quantity: str, queries: np.ndarray) -> np.ndarray:
+    """The epsilon (at deltas), delta (at epsilons) or beta (at alphas) of a mechanism without privacy
+    loss (P = Q): the optimistic end of every answer, where nothing better is known. delta(eps) = max(0,
+    1 - e^eps) and beta(alpha) = 1 - alpha (GDP paper Def. 2's identity trade-off function)."""
+    queries = np.atleast_1d(np.asarray(queries, dtype=float))
+    if quantity == "epsilon":
+        return np.zeros(queries.shape)
+    if quantity == "delta":
+        return np.maximum(-np.expm1(queries), 0.0)
+    if quantity == "beta":
+        return 1.0 - queries
+    raise KeyError(f"no value without privacy loss is defined for {quantity!r}")
 
 
 QUESTIONS = {"delta": "epsilon", "epsilon": "delta", "alpha": "beta"}
@@ -80,11 +101,8 @@ def ask(
                     raise
                 note = f"skipped {accountant.method} for {QUESTIONS[given]}: {error}"
                 empty = np.empty(0)
-                answers.append(
-                    Answer(
-                        given, empty, Figures(empty, Guarantee.APPROXIMATION, accountant.method, note=note)
-                    )
-                )
+                skipped = Figures(empty, APPROXIMATE, accountant.method, QUESTIONS[given], note=note)
+                answers.append(Answer(given, empty, skipped))
     return answers
 
 

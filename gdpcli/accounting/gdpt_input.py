@@ -19,10 +19,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TextIO
 
 import numpy as np
 
@@ -32,7 +30,9 @@ from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
 from gdpcli.errors import InputError
 from gdpcli.events import Repeated
+from gdpcli.guarantees import Guarantee, Side, bound
 from gdpcli.mechanisms import parse_spec
+from gdpcli.textfiles import read_text
 
 BUILTINS: dict[str, tuple[str, ...]] = {"family": ("a", "b", "sigma"), "icea": ("m", "n")}
 BUILTIN_HELP = "built-ins: family:A=2,B=1,sigma=2 (delta = B exp(-(sigma eps / A)^2)), icea:m=20,n=4"
@@ -293,37 +293,11 @@ def _with_tail(result: GdptResult, profiles: Profiles) -> GdptResult:
 # CSV
 
 
-_MAX_CSV_CHARACTERS = 64 * 2**20
-"""The largest profile CSV read (64 MiB, about two million rows of full-precision pairs): beyond it the
-GDPT search would take minutes, and a profile that fine adds nothing a coarser one does not certify."""
-
-
-def _read_limited(handle: TextIO, where: str) -> str:
-    """The whole text, or InputError (before reading further) once it passes _MAX_CSV_CHARACTERS."""
-    text = handle.read(_MAX_CSV_CHARACTERS + 1)
-    if len(text) > _MAX_CSV_CHARACTERS:
-        raise InputError(
-            f"{where} is longer than {_MAX_CSV_CHARACTERS:,} characters, the largest profile CSV read",
-            "thin the profile: a few thousand (epsilon, delta) rows certify as much",
-        )
-    return text
-
-
 def load_csv(source: str, eps_head: float | None = None) -> SampledProfile:
     """Read a privacy profile CSV from a path or `-` (stdin); see read_csv."""
-    if source == "-":
-        return read_csv(_read_limited(sys.stdin, "stdin"), "stdin", eps_head)
-    try:
-        with open(source, newline="", encoding="utf-8") as handle:
-            text = _read_limited(handle, repr(source))
-    except OSError as error:
-        raise InputError(
-            f"cannot read {source!r}: {error.strerror}",
-            "give a CSV file, - for stdin, or a spec KIND:key=value",
-        ) from None
-    except UnicodeDecodeError:
-        raise InputError(f"{source!r} is not a text file", "give a CSV with columns epsilon,delta") from None
-    return read_csv(text, source, eps_head)
+    hint = "give a CSV with columns epsilon,delta, - for stdin, or a spec KIND:key=value"
+    text = read_text(source, "gdpt-identify", hint)
+    return read_csv(text, "stdin" if source == "-" else source, eps_head)
 
 
 def _number(text: str, column: str, where: str, line: int) -> float:
@@ -467,7 +441,7 @@ def read_csv(text: str, where: str, eps_head: float | None = None) -> SampledPro
     return SampledProfile(epsilon, delta, guarantee, lower, notes)
 
 
-def identify_sampled(profile: SampledProfile) -> tuple[GdptResult, str]:
+def identify_sampled(profile: SampledProfile) -> tuple[GdptResult, Guarantee]:
     """gdpt.identify_sampled on the samples, and the label of its mu_lower for the mechanism.
 
     mu_lower = max_i mu_GDP(eps_i, delta_i) is a lower bound when the deltas are exact; from upper bounds
@@ -475,11 +449,11 @@ def identify_sampled(profile: SampledProfile) -> tuple[GdptResult, str]:
     """
     result = gdpt.identify_sampled(profile.epsilon, profile.delta)
     if profile.guarantee == "exact":
-        return result, "lower_bound"
+        return result, bound("mu", Side.OPTIMISTIC)
     if profile.lower is None:
-        return result, "approximation"
+        return result, bound("mu", Side.APPROXIMATE)
     mu_lower = gdpt.identify_sampled(*profile.lower).mu_lower
-    return replace(result, mu_lower=mu_lower), "lower_bound"
+    return replace(result, mu_lower=mu_lower), bound("mu", Side.OPTIMISTIC)
 
 
 def rectified_mu(result: GdptResult, upper: PrivacyProfile, precision: float) -> float:

@@ -23,9 +23,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gdpcli.accounting.figures import Figures
+from gdpcli.accounting.figures import PESSIMISTIC, Figures
 from gdpcli.errors import InputError
-from gdpcli.guarantees import Guarantee
 
 BATCHING = ("cyclic", "full")
 """--batching: cyclic (N / B disjoint batches in a fixed order) or full (every step on all the data)."""
@@ -200,7 +199,7 @@ def _gdp_figures(mu: float, deltas: np.ndarray, method: str, extra: dict) -> Fig
 
     epsilons = np.atleast_1d(np.asarray(gdp.epsilon(deltas, mu), dtype=float))
     details = tuple({"mu": mu, **extra} for _ in epsilons)
-    return Figures(epsilons, Guarantee.UPPER_BOUND, method, details)
+    return Figures(epsilons, PESSIMISTIC, method, "epsilon", details)
 
 
 def _rdp_figures(gd: NoisyGD, deltas: np.ndarray, conversions: Sequence[str]) -> list[Figures]:

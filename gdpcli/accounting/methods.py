@@ -25,7 +25,7 @@ from gdpcli.accounting.accountants import (
     split_uniform_delta,
     uniform_delta,
 )
-from gdpcli.accounting.figures import APPROXIMATION, Accountant, Figures
+from gdpcli.accounting.figures import APPROXIMATE, Accountant, Figures
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
@@ -271,7 +271,7 @@ def step_budgets(
                 raise
             continue
         for index, figure in enumerate(probe):
-            if not figure.guarantee.certifies_at_most and figure.guarantee is not APPROXIMATION:
+            if not figure.guarantee.certifies_at_most and figure.side is not APPROXIMATE:
                 continue
 
             def epsilon_at(n: int, name: str = name, chosen: tuple = chosen, index: int = index) -> float:

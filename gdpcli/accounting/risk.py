@@ -4,13 +4,17 @@ A membership-inference attack on one record is a test of "the record was used" a
 the mechanism f-DP, every test with false-positive rate alpha has true-positive rate at most 1 - f(alpha)
 (GDP paper Sec. 2, Def. 3; the statistical-viewpoint paper Sec. 2.2). So, from the accountants' answers:
 
-- TPR at FPR alpha: 1 - beta(alpha). A LOWER bound on beta is an UPPER bound on the TPR (labels swap).
+- TPR at FPR alpha: 1 - beta(alpha).
 - Advantage, max over tests of TPR - FPR: sup_alpha (1 - f(alpha) - alpha) = delta(0), the hockey-stick
-  divergence at eps = 0 (GDP paper Prop. 5 at eps = 0); labels carry over.
+  divergence at eps = 0 (GDP paper Prop. 5 at eps = 0).
 - Bayes success rate of the best attack when the record is a member with prior probability pi: the best
   test minimizes pi beta + (1 - pi) alpha, and min_alpha (pi f(alpha) + (1 - pi) alpha)
   = pi (1 - delta(log((1 - pi) / pi))) (the conjugate, GDP paper Prop. 6), so the success rate is
-  1 - pi + pi delta(log((1 - pi) / pi)), never below max(pi, 1 - pi) (guessing); labels carry over.
+  1 - pi + pi delta(log((1 - pi) / pi)), never below max(pi, 1 - pi) (guessing).
+
+Each risk figure is the accountant's figure stated as another quantity (Figures.as_quantity): it keeps the
+side of the privacy loss its computation errs on, and its label follows from that (guarantees.bound): a
+pessimistic beta, a lower bound, becomes a pessimistic TPR, an upper bound.
 
 The worst direction of an asymmetric pair (Poisson subsampling) is what the accountants' profiles and
 trade-off bounds already report, so these hold for an attacker testing either way.
@@ -27,18 +31,18 @@ from gdpcli.accounting.figures import Accountant, Figures
 from gdpcli.errors import InputError
 from gdpcli.guarantees import Guarantee
 
-_SWAPPED = {Guarantee.UPPER_BOUND: Guarantee.LOWER_BOUND, Guarantee.LOWER_BOUND: Guarantee.UPPER_BOUND}
-
 
 @dataclasses.dataclass(frozen=True)
 class Risk:
-    """One risk figure: what (`tpr`, `advantage`, `bayes_success`), at which FPR or prior, labelled."""
+    """One risk figure: what (`tpr`, `advantage`, `bayes_success`), at which FPR or prior, labelled, with
+    the caveat of the figure it comes from (e.g. the PLD's width not reached), if any."""
 
     measure: str
     at: float | None
     value: float
     guarantee: Guarantee
     method: str
+    note: str | None = None
 
 
 def check_probabilities(values: Sequence[float], option: str) -> None:
@@ -48,37 +52,40 @@ def check_probabilities(values: Sequence[float], option: str) -> None:
             raise InputError(f"{option}: {value!r} is not in (0, 1)")
 
 
+def tpr_figures(accountant: Accountant, fprs: np.ndarray) -> list[Figures]:
+    """The TPR 1 - beta(alpha) at each FPR alpha, one figure per trade-off figure of the accountant."""
+    fprs = np.asarray(fprs, dtype=float)
+    return [f.as_quantity("tpr", 1.0 - np.atleast_1d(f.values)) for f in accountant.beta(fprs)]
+
+
 def true_positive_rates(accountant: Accountant, fprs: Sequence[float]) -> list[Risk]:
-    """1 - beta(alpha) at each FPR alpha, with the label of the bound it is (lower beta: upper TPR)."""
-    alphas = np.asarray(fprs, dtype=float)
-    return [
-        Risk("tpr", float(alpha), float(1.0 - beta), _SWAPPED.get(f.guarantee, f.guarantee), f.method)
-        for f in accountant.beta(alphas)
-        for alpha, beta in zip(alphas, np.atleast_1d(f.values), strict=True)
-    ]
+    """1 - beta(alpha) at each FPR alpha."""
+    return _risks(tpr_figures(accountant, np.asarray(fprs, dtype=float)), fprs)
 
 
 def advantages(accountant: Accountant) -> list[Risk]:
     """max TPR - FPR = delta(0), one per figure of the accountant."""
-    return [_risk("advantage", None, f, 0) for f in accountant.delta(np.zeros(1))]
+    return _risks([f.as_quantity("advantage", f.values) for f in accountant.delta(np.zeros(1))], [None])
 
 
 def bayes_success(accountant: Accountant, priors: Sequence[float]) -> list[Risk]:
     """1 - pi + pi delta(log((1 - pi) / pi)) for each prior pi of membership."""
     priors = np.asarray(priors, dtype=float)
     epsilons = np.log1p(-priors) - np.log(priors)
-    found = []
-    for figure in accountant.delta(epsilons):
-        for index, prior in enumerate(priors):
-            value = 1.0 - prior + prior * float(np.atleast_1d(figure.values)[index])
-            found.append(
-                Risk("bayes_success", float(prior), min(value, 1.0), figure.guarantee, figure.method)
-            )
-    return found
+    found = [
+        f.as_quantity("bayes_success", np.minimum(1.0 - priors + priors * np.atleast_1d(f.values), 1.0))
+        for f in accountant.delta(epsilons)
+    ]
+    return _risks(found, priors)
 
 
-def _risk(measure: str, at: float | None, figure: Figures, index: int) -> Risk:
-    return Risk(measure, at, float(np.atleast_1d(figure.values)[index]), figure.guarantee, figure.method)
+def _risks(found: Sequence[Figures], at: Sequence[float | None]) -> list[Risk]:
+    """One Risk per figure and point (an FPR, a prior, or None), labelled as its figure."""
+    return [
+        Risk(f.quantity, None if point is None else float(point), float(value), f.guarantee, f.method, f.note)
+        for f in found
+        for point, value in zip(at, np.atleast_1d(f.values), strict=True)
+    ]
 
 
 def certified(events: list, measure: str, at: float | None, accuracy: float) -> Risk:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gdpcli.accounting.figures import APPROXIMATION, LOWER, UPPER, Figures
+from gdpcli.accounting.figures import APPROXIMATE, OPTIMISTIC, PESSIMISTIC, Figures
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.errors import ComputationError
 from gdpcli.events import Neighbouring
@@ -119,7 +119,7 @@ def upper(run: Run, deltas: np.ndarray) -> Figures:
     mu = upper_mu(run)
     [exact] = ExactGDP(mu).epsilon(deltas)
     details = ({"mu": mu, "epochs_counted": epochs_touched(run)},)
-    return dataclasses.replace(exact, guarantee=UPPER, method=UPPER_METHOD, details=details)
+    return dataclasses.replace(exact, side=PESSIMISTIC, method=UPPER_METHOD, details=details)
 
 
 def _lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
@@ -130,7 +130,7 @@ def _lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     epochs = complete_epochs(run)
     if epochs == 0:
         details = {"epochs_counted": 0, "zero_out_lower_bound": 0.0}
-        return Figures(np.zeros(1), LOWER, LOWER_METHOD, details=(details,))
+        return Figures(np.zeros(1), OPTIMISTIC, LOWER_METHOD, "epsilon", details=(details,))
     s, b = run.step_mu, batches_per_epoch(run.sampling_rate)
     replaced, zeroed = (
         float(np.atleast_1d(pld.epsilon_bounds([(pair, epochs)], deltas, accuracy=accuracy).lower)[0])
@@ -138,7 +138,9 @@ def _lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     )
     pair = "+C vs -C" if replaced >= zeroed else "+C vs 0"
     details = {"epochs_counted": epochs, "pair": pair, "zero_out_lower_bound": zeroed}
-    return Figures(np.asarray([max(replaced, zeroed)]), LOWER, LOWER_METHOD, details=(details,))
+    return Figures(
+        np.asarray([max(replaced, zeroed)]), OPTIMISTIC, LOWER_METHOD, "epsilon", details=(details,)
+    )
 
 
 def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
@@ -149,7 +151,7 @@ def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     clip = run.step_sensitivity / run.relation.sensitivity
     poisson = dataclasses.replace(run, sampling="poisson", sensitivity=clip)
     [upper, _] = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)
-    return dataclasses.replace(upper, guarantee=APPROXIMATION, method=POISSON_METHOD)
+    return dataclasses.replace(upper, side=APPROXIMATE, method=POISSON_METHOD)
 
 
 SCHEME = BatchScheme("shuffle", Neighbouring.REPLACE_ONE, True, figures, budget_figure)

@@ -5,20 +5,18 @@ PLD accountant for several steps, and on request the subsampling CLT (Theorem 11
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gdpcli.accounting.accountants import ApproximateGDP, ExactSingle, NumericalPLD, detailed
-from gdpcli.accounting.figures import Accountant, Figures
+from gdpcli.accounting.figures import EXACT, OPTIMISTIC, PESSIMISTIC, Accountant, Figures
 from gdpcli.errors import ComputationError
 from gdpcli.events import ApproxDP, Mechanism, Repeated, Sampled, Sampling
-from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
     from gdpcli.core.clt import ChiSquare
-
-EXACT, UPPER, LOWER = Guarantee.EXACT, Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND
 
 _PROFILE_POINTS = 20001  # eps grid of the Laplace lower bound (gap to the upper bound ~1e-10 at eps0 = 1)
 _GRID_POINTS = 20001  # knots per family of the Laplace upper bound
@@ -68,11 +66,11 @@ class SubsampledStep:
         from gdpcli.core.tradeoff import epsilon_from_profile
 
         values = _array(epsilon_from_profile(self.profile, deltas))
-        return [Figures(values, EXACT, self.method)]
+        return [Figures(values, EXACT, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
 
-        return [Figures(_array(self.profile(epsilons)), EXACT, self.method)]
+        return [Figures(_array(self.profile(epsilons)), EXACT, self.method, "delta")]
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
 
@@ -82,7 +80,7 @@ class SubsampledStep:
             values = mechanism.tradeoff(alphas)  # C_1(f) = f for symmetric f
         elif values is None:
             return self._laplace_bracket(alphas)
-        return [Figures(_array(values), EXACT, self.method)]
+        return [Figures(_array(values), EXACT, self.method, "beta")]
 
     def _laplace_bracket(self, alphas: np.ndarray) -> list[Figures]:
         """Rigorous lower and upper bounds on C_p(f) for the Laplace trade-off f (no closed form here).
@@ -112,8 +110,8 @@ class SubsampledStep:
         )
         upper = subsample_grid(grid_from_tradeoff(mechanism.tradeoff, knots), p)(alphas)
         return [
-            Figures(_array(lower), LOWER, "cp-profile"),
-            Figures(_array(upper), UPPER, "cp-grid"),
+            Figures(_array(lower), PESSIMISTIC, "cp-profile", "beta"),
+            Figures(_array(upper), OPTIMISTIC, "cp-grid", "beta"),
         ]
 
 
@@ -131,17 +129,17 @@ class ClassicalAmplification:
         self.closed_form = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.epsilon(deltas), UPPER)
+        return self._pessimistic(self.closed_form.epsilon(deltas))
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.delta(epsilons), UPPER)
+        return self._pessimistic(self.closed_form.delta(epsilons))
 
     def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return self._relabel(self.closed_form.beta(alphas), LOWER)
+        return self._pessimistic(self.closed_form.beta(alphas))
 
-    def _relabel(self, figures: list[Figures], guarantee: Guarantee) -> list[Figures]:
-
-        return [Figures(f.values, guarantee, self.method) for f in figures]
+    def _pessimistic(self, figures: list[Figures]) -> list[Figures]:
+        """The exact figures of f_{eps',delta'}, which lies below C_p(f): pessimistic for C_p(f)."""
+        return [replace(f, side=PESSIMISTIC, method=self.method) for f in figures]
 
 
 class PrintedCorollary3:
@@ -162,7 +160,7 @@ class PrintedCorollary3:
     def beta(self, alphas: np.ndarray) -> list[Figures]:
 
         values = corollary_3_as_printed(alphas, *self.mechanism.eps_delta, self.sampling_rate)
-        return [Figures(_array(values), LOWER, self.method)]
+        return [Figures(_array(values), PESSIMISTIC, self.method, "beta")]
 
 
 class SubsamplingLimit(ApproximateGDP):

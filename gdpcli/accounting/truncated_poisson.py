@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gdpcli.accounting.figures import LOWER, UPPER, Figures
+from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Figures
 from gdpcli.accounting.schemes import BatchScheme
 from gdpcli.errors import ComputationError
 from gdpcli.events import Neighbouring
@@ -76,8 +76,8 @@ def _bound(run: Run, deltas: np.ndarray, accuracy: float, *, upper: bool) -> Fig
         },
     )
     if upper:
-        return Figures(np.atleast_1d(bounds.upper), UPPER, UPPER_METHOD, details=details)
-    return Figures(np.atleast_1d(bounds.lower), LOWER, LOWER_METHOD, details=details)
+        return Figures(np.atleast_1d(bounds.upper), PESSIMISTIC, UPPER_METHOD, "epsilon", details=details)
+    return Figures(np.atleast_1d(bounds.lower), OPTIMISTIC, LOWER_METHOD, "epsilon", details=details)
 
 
 SCHEME = BatchScheme(

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from gdpcli.accounting import Accountant, Answer
     from gdpcli.events import Repeated, Step
-    from gdpcli.guarantees import Guarantee
+    from gdpcli.guarantees import Side
 
 DIVERGENCES = ("kl", "tv", "hellinger", "chi2")
 """--to choices: divergences of the mechanism's dominating pair (each printed in a column of its name)."""
@@ -26,20 +26,36 @@ ConvertMethod = options.choices("ConvertMethod", (*vocabulary.METHODS, *vocabula
 
 EPILOG = """\b
 Examples:
-  gdpcli convert gdp:mu=1 --delta 1e-5            epsilon of 1-GDP at delta 1e-5
-  gdpcli convert gaussian:sigma=2 --epsilon 0:10:11 -f csv   a privacy-profile table
-  gdpcli convert gdp:mu=1 --alpha 0:1:101         the trade-off curve G_1
-  gdpcli convert dp:eps=1 --to mu                 tightest mu implied by 1-DP (GDPT Thm 5.1)
-  gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5   group privacy for groups of 4
-  gdpcli convert rdp:alpha=8,eps=1 --delta 1e-5 --method all   RDP -> (eps, delta), every conversion
-  gdpcli convert laplace:b=1 --epsilon 0:3:31 --plot laplace.png   also draw f and the profile
-  gdpcli convert gaussian:sigma=4 --to rho        zCDP rho = sens^2 / (2 sigma^2), exact
-  gdpcli convert laplace:eps=1 --to rdp --order 2:64:32   the RDP curve D_alpha at these orders
-  gdpcli convert zcdp:rho=0.1,xi=0.01 --delta 1e-5 --method all   zCDP -> (eps, delta), every conversion
-  gdpcli convert zcdp:rho=0.5 --alpha 0:1:11      zCDP -> a rigorous lower bound on beta(alpha)
-  gdpcli convert laplace:eps=1x10 --to kl       KL divergence of the pair, exact: 10 (eps + e^-eps - 1)
-  gdpcli convert gdp:mu=1 --to equal-error         alpha* = f(alpha*) = Phi(-1/2), the best attack's EER
-  gdpcli convert dp:eps=1,delta=1e-6 --implies 0.5,0.2   does (1, 1e-6)-DP imply (0.5, 0.2)-DP? exit 0/3
+  # epsilon of 1-GDP at delta 1e-5
+  gdpcli convert gdp:mu=1 --delta 1e-5
+  # a privacy-profile table
+  gdpcli convert gaussian:sigma=2 --epsilon 0:10:11 -f csv
+  # the trade-off curve G_1
+  gdpcli convert gdp:mu=1 --alpha 0:1:101
+  # the tightest mu implied by 1-DP (GDPT Thm 5.1)
+  gdpcli convert dp:eps=1 --to mu
+  # group privacy for groups of 4
+  gdpcli convert gdp:mu=0.5 --group 4 --delta 1e-5
+  # RDP -> (eps, delta), every conversion
+  gdpcli convert rdp:alpha=8,eps=1 --delta 1e-5 --method all
+  # also draw f and the profile
+  gdpcli convert laplace:b=1 --epsilon 0:3:31 --plot laplace.png
+  # zCDP rho = sens^2 / (2 sigma^2), exact
+  gdpcli convert gaussian:sigma=4 --to rho
+  # the RDP curve D_alpha at these orders
+  gdpcli convert laplace:eps=1 --to rdp --order 2:64:32
+  # zCDP -> (eps, delta), every conversion
+  gdpcli convert zcdp:rho=0.1,xi=0.01 --delta 1e-5 --method all
+  # zCDP -> a rigorous lower bound on beta(alpha)
+  gdpcli convert zcdp:rho=0.5 --alpha 0:1:11
+  # KL divergence of the pair, exact: 10 (eps + e^-eps - 1)
+  gdpcli convert laplace:eps=1x10 --to kl
+  # alpha* = f(alpha*) = Phi(-1/2), the best attack's equal error rate
+  gdpcli convert gdp:mu=1 --to equal-error
+  # does (1, 1e-6)-DP imply (0.5, 0.2)-DP? exit 0 if proven, 3 if not
+  gdpcli convert dp:eps=1,delta=1e-6 --implies 0.5,0.2
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 DEFAULT_ORDERS = "1.25,1.5,2,3,4,6,8,16,32,64"
@@ -72,8 +88,10 @@ def command(
         ConvertMethod,
         typer.Option(
             "--method",
-            help="auto | exact | pld | clt | edgeworth | berry-esseen | rdp | all, or an RDP conversion "
-            "classic | improved | lemma1 | lemma2 | optimal (short for --method rdp --conversion NAME).",
+            metavar="METHOD",
+            help="auto | exact | pld | clt | edgeworth | berry-esseen | rdp | basic | advanced | all, or an "
+            "RDP conversion classic | improved | lemma1 | lemma2 | optimal (short for --method rdp "
+            "--conversion NAME).",
         ),
     ] = "auto",
     conversion: options.ConversionOption = "optimal",
@@ -95,6 +113,7 @@ def command(
             "DELTA), 1 if the rigorous bounds straddle DELTA (GDPT Thm 3.1 for dp: specs).",
         ),
     ] = None,
+    accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     verbose: options.VerboseOption = False,
     output: options.Output,
 ) -> None:
@@ -104,6 +123,7 @@ def command(
     from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.mechanisms import parse_spec
 
+    options.positive(accuracy, "--accuracy")
     conversions = options.conversions(conversion)
     if method in accounting.CONVERSIONS:
         method, conversions = "rdp", (method,)
@@ -122,7 +142,9 @@ def command(
         if group:
             accountants = [accounting.group_accountant(parsed, group)]
         else:
-            accountants, _ = accounting.select([parsed], method, conversions=conversions, verbose=verbose)
+            accountants, _ = accounting.select(
+                [parsed], method, accuracy=accuracy, conversions=conversions, verbose=verbose
+            )
 
     def columns(accountant: Accountant) -> dict:
         return {**context, **accounting.describe(accountant)}
@@ -162,7 +184,13 @@ def command(
         else:
             rows += mu_rows(accounting.mu_figures([parsed], method, verbose), context)
     inputs = options.echo_inputs(
-        spec=spec, **queries.echo(), to=to, order=order, group=group, method=method, implies=claim
+        spec=spec,
+        **queries.echo(),
+        to=to,
+        order=order,
+        group=group,
+        implies=claim,
+        **options.method_inputs(method, conversion, accuracy),
     )
     title = f"gdpcli convert {spec}"
     if output.plot:
@@ -233,11 +261,13 @@ def _tv_rows(
 def _divergence_rows(parsed: Repeated, to: str) -> list[dict]:
     """--to kl | hellinger | chi2 of the composed pair (clt.Divergences.composed): closed forms (exact) for
     gdp, gaussian, laplace, dp and rr, else the quadrature of the trade-off function (approximation)."""
-    from gdpcli.accounting.figures import APPROXIMATION, EXACT
+    from gdpcli.guarantees import Side, bound
 
     divergences = parsed.step.divergences().composed(parsed.times)
-    label, name = (EXACT, "closed-form") if divergences.exact else (APPROXIMATION, "tradeoff-quadrature")
-    return [{to: getattr(divergences, to), "guarantee": label, "method": name}]
+    side, name = (
+        (Side.EXACT, "closed-form") if divergences.exact else (Side.APPROXIMATE, "tradeoff-quadrature")
+    )
+    return [{to: getattr(divergences, to), "guarantee": bound(to, side), "method": name}]
 
 
 def _divergence_notes(rows: list[dict]) -> list[str]:
@@ -269,10 +299,12 @@ def _curve_rows(parsed: Repeated, to: str, orders: list[float], method: str) -> 
     """Rows of --to rdp (order, rdp_epsilon per curve) or --to rho."""
     if to == "rho":
         return _rho_rows(parsed, orders)
+    from gdpcli.guarantees import bound
+
     curves = _curves(parsed, orders, method == "all")
     return [
-        {"order": a, "rdp_epsilon": float(v), "guarantee": label, "method": name}
-        for name, label, values in curves
+        {"order": a, "rdp_epsilon": float(v), "guarantee": bound("rdp", side), "method": name}
+        for name, side, values in curves
         for a, v in zip(orders, values, strict=True)
     ]
 
@@ -281,26 +313,26 @@ _EXACT_CURVES = ("gdp", "gaussian", "laplace", "dp", "rr", "rdp", "zcdp")
 """Kinds whose own RDP curve is exact (closed forms; rdp: and zcdp: state their guarantee itself)."""
 
 
-def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[str, Guarantee, object]]:
-    """(method, label, D_alpha at the orders) of the composed spec: its own RDP curve where it has one (the
+def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[str, Side, object]]:
+    """(method, side, D_alpha at the orders) of the composed spec: its own RDP curve where it has one (the
     trade-off route beside it with --method all), else the review's Sec. 2.3 link from its trade-off."""
     import numpy as np
 
-    from gdpcli.accounting.figures import APPROXIMATION, EXACT, UPPER
     from gdpcli.core import zcdp
+    from gdpcli.guarantees import Side
 
     step, times, grid = parsed.step, parsed.times, np.asarray(orders, dtype=float)
-    found: list[tuple[str, Guarantee, object]] = []
+    found: list[tuple[str, Side, object]] = []
     try:
         own = times * np.asarray(_own_curve(step, grid), dtype=float)
         exact = step.sampling_rate is None and step.mechanism.kind in _EXACT_CURVES
-        found.append(("rdp-curve", EXACT if exact else UPPER, own))
+        found.append(("rdp-curve", Side.EXACT if exact else Side.PESSIMISTIC, own))
     except ComputationError:
         if step.sampling_rate is not None or not step.mechanism.has_tradeoff:
             raise
     if (every or not found) and step.sampling_rate is None and step.mechanism.has_tradeoff:
         quadrature = times * zcdp.rdp_from_tradeoff(step.mechanism.tradeoff, grid)
-        found.append(("tradeoff-quadrature", APPROXIMATION, quadrature))
+        found.append(("tradeoff-quadrature", Side.APPROXIMATE, quadrature))
     return found
 
 
@@ -325,22 +357,26 @@ def _rho_rows(parsed: Repeated, orders: list[float]) -> list[dict]:
     approximation)."""
     import numpy as np
 
-    from gdpcli.accounting.figures import APPROXIMATION, EXACT, LOWER, UPPER
     from gdpcli.core import zcdp
+    from gdpcli.guarantees import Side, bound
 
     mechanism, times = parsed.mechanism, parsed.times
+    exact = bound("rho", Side.EXACT)
     if parsed.exact_mu is not None:
-        return [{"rho": parsed.exact_mu**2 / 2.0, "guarantee": EXACT, "method": "gaussian"}]
+        return [{"rho": parsed.exact_mu**2 / 2.0, "guarantee": exact, "method": "gaussian"}]
     if parsed.sampling_rate is None and mechanism.kind == "zcdp":
-        row = {"rho": times * mechanism.rho, "guarantee": EXACT, "method": "zcdp"}
+        row = {"rho": times * mechanism.rho, "guarantee": exact, "method": "zcdp"}
         return [{**row, "xi": times * mechanism.xi} if mechanism.xi else row]
     if parsed.sampling_rate is None and mechanism.zcdp_rho is not None:
-        return [{"rho": times * mechanism.zcdp_rho, "guarantee": UPPER, "method": "zcdp"}]
+        return [
+            {"rho": times * mechanism.zcdp_rho, "guarantee": bound("rho", Side.PESSIMISTIC), "method": "zcdp"}
+        ]
     rows = []
-    for name, label, values in _curves(parsed, orders, every=False):
+    for name, side, values in _curves(parsed, orders, every=False):
         rho = zcdp.smallest_rho(orders, values)
         best = orders[int(np.argmax(np.asarray(values) / np.asarray(orders)))]
-        guarantee = LOWER if label is EXACT else APPROXIMATION
+        # a maximum over finitely many orders: at most the true rho, when the curve itself is exact
+        guarantee = bound("rho", Side.OPTIMISTIC if side is Side.EXACT else Side.APPROXIMATE)
         rows.append({"rho": rho, "order": best, "guarantee": guarantee, "method": f"max-over-orders-{name}"})
     return rows
 

@@ -20,7 +20,7 @@ import typer
 
 from gdpcli.cli import options
 from gdpcli.errors import InputError
-from gdpcli.guarantees import Guarantee
+from gdpcli.guarantees import Guarantee, Side, bound
 
 if TYPE_CHECKING:
     from gdpcli.accounting.gdpt_input import GdptResult, Profiles
@@ -28,16 +28,26 @@ if TYPE_CHECKING:
 
 EPILOG = """\b
 Examples:
-  gdpcli gdpt-identify dp:eps=1                     1-DP is GDP: mu = 1.2320 (GDPT Thm 5.1)
-  gdpcli gdpt-identify gaussian:sigma=1,p=0.01x100 --eps-head 2   subsampled: rigorous PLD bounds
-  gdpcli gdpt-identify family:A=2,B=1,sigma=2 --refine   the paper's noise family, refined (App. B)
-  gdpcli gdpt-identify icea:m=20,n=4 --refine       not GDP: the tail limit is infinite
-  gdpcli convert gdp:mu=1 --epsilon 0:40:4001 -f csv | gdpcli gdpt-identify -
-                                                    a sampled profile from stdin
-  gdpcli gdpt-identify laplace:b=1 --table -f csv   the staircase bounds on G(eps), for plotting
-  gdpcli gdpt-identify laplace:b=1 --eps-head 10 --plot staircase.png   draw the staircase
-  gdpcli gdpt-identify dp:eps=1,delta=1e-6 --eps-head 10 --rectify 0,1   clip to [0, 1], add Laplace
-                                                    noise: GDP after all (clip and rectify, Thm 4.7)
+  # 1-DP is GDP: mu = 1.2320 (GDPT Thm 5.1)
+  gdpcli gdpt-identify dp:eps=1
+  # subsampled: rigorous PLD bounds
+  gdpcli gdpt-identify gaussian:sigma=1,p=0.01x100 --eps-head 2
+  # the paper's noise family, refined (App. B)
+  gdpcli gdpt-identify family:A=2,B=1,sigma=2 --refine
+  # not GDP: the tail limit is infinite
+  gdpcli gdpt-identify icea:m=20,n=4 --refine
+  # a sampled profile from stdin
+  gdpcli convert gdp:mu=1 --epsilon 0:40:4001 -f csv \\
+      | gdpcli gdpt-identify -
+  # the staircase bounds on G(eps), for plotting
+  gdpcli gdpt-identify laplace:b=1 --table -f csv
+  # draw the staircase
+  gdpcli gdpt-identify laplace:b=1 --eps-head 10 --plot staircase.png
+  # clip to [0, 1] and add Laplace noise: GDP after all (clip and rectify,
+  # Thm 4.7)
+  gdpcli gdpt-identify dp:eps=1,delta=1e-6 --eps-head 10 --rectify 0,1
+
+SPEC is one shell word KIND:key=value,...: `gdpcli specs` lists every kind.
 """
 
 TABLE_ROWS = 1000
@@ -128,7 +138,9 @@ def command(
         if precision is not None:
             notes.append("--precision does not apply to a sampled profile: the sampling sets the slack")
         summary = _summary(source, "csv", result, None, lower_guarantee, "gdpt-sampled")
-        staircase_guarantee = "lower_bound" if sampled.guarantee == "exact" else "approximation"
+        staircase_guarantee = bound(
+            "mu", Side.OPTIMISTIC if sampled.guarantee == "exact" else Side.APPROXIMATE
+        )
         upper = gdpt.sampled_profile(sampled.epsilon, sampled.delta)
     else:
         given = profiles.from_text(source, refine)
@@ -143,9 +155,10 @@ def command(
             )
             width = f"the interval is {result.slack:.3g} wide, wider than --precision {precision:g}"
             notes.append(width + why)
-        summary = _summary(source, given.source, result, precision, "lower_bound", "gdpt-staircase", given)
+        lower = bound("mu", Side.OPTIMISTIC)
+        summary = _summary(source, given.source, result, precision, lower, "gdpt-staircase", given)
         summary |= _tangents(given.upper.tangents, notes)
-        staircase_guarantee = "lower_bound"
+        staircase_guarantee = lower
         upper = given.upper
     if clip is not None:
         summary |= _rectified(result, upper, clip, precision or DEFAULT_PRECISION)
@@ -174,7 +187,7 @@ def _summary(
     profile: str,
     result: GdptResult,
     precision: float | None,
-    lower: str,
+    lower: Guarantee,
     method: str,
     given: Profiles | None = None,
 ) -> dict[str, Any]:
@@ -198,7 +211,7 @@ def _summary(
         "eps_head": result.eps_head,
         "precision": precision,
         "residual": result.residual,
-        "guarantee": Guarantee.UPPER_BOUND,
+        "guarantee": bound("mu", Side.PESSIMISTIC),
         "lower_guarantee": lower,
         "method": method,
     }
@@ -287,7 +300,7 @@ def _reason(row: dict[str, Any]) -> dict[str, str]:
     return {"reason": "; ".join(why)}
 
 
-def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[dict[str, Any]]:
+def _staircase(result: GdptResult, lower_guarantee: Guarantee, method: str) -> list[dict[str, Any]]:
     """--table: per cell [epsilon, epsilon_end], mu_lower <= G(eps) <= mu_upper (GDPT Thm 4.6)."""
     starts, lower, upper = result.coarse_staircase(TABLE_ROWS)
     ends = [*starts[1:], result.eps_head]
@@ -297,7 +310,7 @@ def _staircase(result: GdptResult, lower_guarantee: str, method: str) -> list[di
             "epsilon_end": float(end),
             "mu_lower": float(low),
             "mu_upper": float(high),
-            "guarantee": "upper_bound",
+            "guarantee": bound("mu", Side.PESSIMISTIC),
             "lower_guarantee": lower_guarantee,
             "method": method,
             **({"reason": f"mu_upper = inf: {DELTA_ONE}"} if high == math.inf else {}),

@@ -93,19 +93,23 @@ def plot_epsilons(epsilons: Sequence[float], points: int = PROFILE_POINTS) -> np
 def accountant_curves(
     accountants: Sequence[Accountant], x: np.ndarray, question: str, names: Sequence[str] | None = None
 ) -> tuple[list[Curve], list[str]]:
-    """Every figure of the accountants at x (question "beta": x = alphas, "delta": x = epsilons) as
-    curves, and a note for each accountant that cannot answer (e.g. RDP has no trade-off function).
+    """Every figure of the accountants at x (question "beta" or "tpr": x = alphas, the TPR 1 - beta of
+    accounting.risk; "delta": x = epsilons) as curves, and a note for each accountant that cannot answer
+    (e.g. RDP has no trade-off function).
 
     Legend names are the method (with its mu, if any); given `names`, the curves are references
     named so. The figures of one accountant form one group: its lower and upper bounds become a band.
     """
-    from gdpcli.accounting import describe
+    from gdpcli.accounting import describe, risk
 
     curves: list[Curve] = []
     skipped: list[str] = []
     for index, accountant in enumerate(accountants):
         try:
-            figures = getattr(accountant, question)(x)
+            if question == "tpr":
+                figures = risk.tpr_figures(accountant, x)
+            else:
+                figures = getattr(accountant, question)(x)
         except ComputationError as error:
             skipped.append(f"{accountant.method}: {error.message}")
             continue
@@ -234,18 +238,13 @@ def plot_roc(
     references: Sequence[tuple[str, Accountant]] = (),
 ) -> None:
     """risk: the most any attack's TPR can be at each FPR, 1 - f(alpha), on log-log axes, from the
-    accountants' trade-off bounds (a lower bound on beta is an upper bound on the TPR: labels swap), with
-    the (name, accountant) references in grey and the diagonal TPR = FPR of guessing."""
+    accountants' trade-off bounds (accounting.risk.tpr_figures, labelled as TPRs), with the (name,
+    accountant) references in grey and the diagonal TPR = FPR of guessing."""
     fprs = np.logspace(-6, 0, 241)
-    curves, skipped = accountant_curves(accountants, fprs, "beta")
-    curves += accountant_curves([r for _, r in references], fprs, "beta", [n for n, _ in references])[0]
-    if not curves:
+    rocs, skipped = accountant_curves(accountants, fprs, "tpr")
+    rocs += accountant_curves([r for _, r in references], fprs, "tpr", [n for n, _ in references])[0]
+    if not rocs:
         raise ComputationError("--plot: no trade-off curve to draw the ROC from", "; ".join(skipped) or None)
-    swapped = {Guarantee.LOWER_BOUND: Guarantee.UPPER_BOUND, Guarantee.UPPER_BOUND: Guarantee.LOWER_BOUND}
-    rocs = [
-        replace(c, y=1.0 - c.y, guarantee=swapped.get(c.guarantee, c.guarantee), label=_roc_label(c))
-        for c in curves
-    ]
     figure = _figure(1, width=7.0)
     ax = figure.axes[0]
     ax.plot(fprs, fprs, ":", color="0.6", lw=1, label="TPR = FPR (guessing)")
@@ -256,18 +255,6 @@ def plot_roc(
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize="small", loc="lower right", framealpha=0.9)
     _save(figure, path, title, [f"not drawn: {note}" for note in skipped])
-
-
-def _roc_label(curve: Curve) -> str:
-    """A trade-off curve's legend label for its ROC (lower and upper bounds swap)."""
-    words = {
-        _WORDS[Guarantee.LOWER_BOUND]: _WORDS[Guarantee.UPPER_BOUND],
-        _WORDS[Guarantee.UPPER_BOUND]: _WORDS[Guarantee.LOWER_BOUND],
-    }
-    for old, new in words.items():
-        if f"({old})" in curve.label:
-            return curve.label.replace(f"({old})", f"({new})")
-    return curve.label
 
 
 def staircase_plot(

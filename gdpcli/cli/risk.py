@@ -117,6 +117,7 @@ def command(
         "tpr: the most any attack's true-positive rate can be at that false-positive rate (1 - f(fpr)); "
         "advantage: max TPR - FPR; bayes_success: the best attack's chance of guessing membership right"
     ]
+    notes += list(dict.fromkeys(r.note for r in found if r.note))
     emit(Result("risk", inputs, rows, title, notes, ("value",)), output.fmt)
 
 

@@ -87,7 +87,12 @@ def test_json_document_shape(gdpcli) -> None:
     document = gdpcli("convert", "gdp:mu=1", "--delta", "1e-5,1e-6", "-f", "json").json()
     assert set(document) == {"command", "gdpcli_version", "inputs", "rows", "notes"}
     assert document["command"] == "convert"
-    assert document["inputs"] == {"spec": "gdp:mu=1", "delta": [1e-5, 1e-6], "method": "auto"}
+    assert document["inputs"] == {
+        "spec": "gdp:mu=1",
+        "delta": [1e-5, 1e-6],
+        "method": "auto",
+        "accuracy": 0.005,
+    }
     assert len(document["rows"]) == 2
 
 
