@@ -11,7 +11,7 @@ _gdpcli_subcommands() {  # the subcommands of a command path
 _gdpcli_options() {  # the options of a command path
     case "$*" in
         'gdpcli') echo '--version --debug -h --help' ;;
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies -v --verbose -f --format --plot -h --help' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -v --verbose -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
@@ -32,7 +32,7 @@ _gdpcli_options() {  # the options of a command path
 
 _gdpcli_value_options() {  # the options that take a value
     case "$*" in
-        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies -f --format --plot' ;;
+        'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -f --format --plot' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;

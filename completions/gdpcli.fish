@@ -13,7 +13,7 @@ end
 function __gdpcli_value_options --description 'The options of a command path that take a value'
     switch "$argv"
         case 'gdpcli convert'
-            printf '%s\n' '--delta' '--epsilon' '--alpha' '--to' '--group' '--method' '--conversion' '--order' '--implies' '-f' '--format' '--plot'
+            printf '%s\n' '--delta' '--epsilon' '--alpha' '--to' '--group' '--method' '--conversion' '--order' '--implies' '--accuracy' '-f' '--format' '--plot'
         case 'gdpcli compose'
             printf '%s\n' '--specs' '--group' '--delta' '--epsilon' '--alpha' '--to' '--method' '--conversion' '--target-epsilon' '--accuracy' '--max-epsilon' '--max-delta' '-f' '--format' '--plot'
         case 'gdpcli subsample'
@@ -85,6 +85,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l method -x -a 'auto exact p
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l conversion -x -a 'classic improved lemma1 lemma2 optimal all' -d 'RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l order -x -d 'Renyi orders alpha > 1 for --to rdp (and --to rho from a curve): A, A1,A2,... or START:STOP:NUM (default 1.25,1.5,2,3,4,6,8,16,32,64; for rho 1.0001 to 1024).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l implies -x -d 'Does SPEC imply (EPSILON, DELTA)-DP, i.e. delta(EPSILON) <= DELTA? Exit 0 if proven (an exact figure or rigorous upper bound), 3 if disproven (exact figure or lower bound above DELTA), 1 if the rigorous bounds straddle DELTA (GDPT Thm 3.1 for dp: specs).'
+complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l accuracy -x -d 'Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower <= accuracy x min(lower + 0.1, 0.005 x steps), i.e. relative for large epsilon, absolute accuracy/10 near 0, and at most accuracy/200 per composed step; delta: upper <= (1 + accuracy) lower + 1e-15; beta: upper - lower <= accuracy.'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -s v -l verbose -d 'Also print, as extra columns, what the figures rest on: for clt the CLT functionals kl, kappa2, kappa3 summed over the composition and the mu of GDP paper Thm 6 (and Thm 7 for (eps, delta)-DP lists); for berry-esseen the functionals behind mu and gamma; for the subsampling CLT nu = p sqrt(T) and the chi-square functional of Thm 11.'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -s f -l format -x -a 'table csv json' -d 'Output format: table | csv | json (default: table on a terminal, csv otherwise).'
 complete -c gdpcli -n '__gdpcli_is gdpcli convert' -l plot -r -F -d 'Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install \'gdpcli[plot]\').'
