@@ -25,7 +25,7 @@ from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Side, by_side
 
 if TYPE_CHECKING:
-    from gdpcli.core.pld import Bounds, ProfileFn
+    from gdpcli.core.pld import Bounds, Components, ProfileFn
 
 
 class ExactGDP:
@@ -189,6 +189,7 @@ class NumericalPLD:
     """The privacy-loss-distribution accountant (gdpcli.core.pld): rigorous upper and lower bounds."""
 
     method = "pld"
+    optimistic_method = "pld"  # the method named on the optimistic figures
 
     def __init__(self, specs: Sequence[Repeated], accuracy: float) -> None:
         self.components = [(spec.step.dominating_pair(), spec.times) for spec in specs]
@@ -234,7 +235,7 @@ class NumericalPLD:
             other_note = self._note(lower, name, relative=relative)
         return [
             Figures(np.atleast_1d(pessimistic), PESSIMISTIC, self.method, name, note=note),
-            Figures(np.atleast_1d(optimistic), OPTIMISTIC, self.method, name, note=other_note),
+            Figures(np.atleast_1d(optimistic), OPTIMISTIC, self.optimistic_method, name, note=other_note),
         ]
 
     def _note(self, bounds: Bounds, name: str, *, relative: bool) -> str | None:
@@ -259,6 +260,19 @@ class NumericalPLD:
                 "of refinement; a smaller --accuracy allows more, up to 10 s); they are rigorous, only wider"
             )
         return note
+
+
+class PairsPLD(NumericalPLD):
+    """The PLD accountant of pairs given directly, with times: `upper`, pairs that dominate the mechanism
+    (its pessimistic figures), and `lower`, pairs the mechanism dominates (its optimistic figures; None
+    where none is known). A batch scheme's run, which is no composition of one step, is accounted so; each
+    side's figures are named by its own method."""
+
+    def __init__(
+        self, upper: Components, lower: Components | None, accuracy: float, methods: tuple[str, str]
+    ) -> None:
+        self.components, self.lower_components, self.accuracy = upper, lower, accuracy
+        self.method, self.optimistic_method = methods
 
 
 _NO_LOWER_PAIR = (

@@ -32,6 +32,7 @@ from gdpcli.events import Neighbouring
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.figures import Accountant
 
 UPPER_METHOD = "allocation-lattice"
 """The upper bound's method: PLD of the mean-preserving lattice pair over the epochs touched."""
@@ -115,4 +116,25 @@ def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     return Figures(values, OPTIMISTIC, method, "epsilon", details=details)
 
 
-SCHEME = BatchScheme("balls-in-bins", Neighbouring.ADD_REMOVE, True, figures, budget_figure)
+def accountant(run: Run, accuracy: float) -> Accountant:
+    """The run for every question: the lattice pair over the epochs touched where its lattice is resolved
+    (else sqrt(E) s-GDP) as its dominating pair, and the floor-lattice pair (one batch an epoch: the max
+    test's) over the complete epochs as the pair it dominates (none before a complete epoch)."""
+    from gdpcli.accounting.accountants import PairsPLD
+    from gdpcli.core import allocation, shuffle
+    from gdpcli.events import GDP
+
+    epochs, b, shift = epochs_touched(run), batches_per_epoch(run.sampling_rate), run.step_mu
+    upper, methods = [(GDP(math.sqrt(epochs) * shift).dominating_pair(), 1)], (UPPER_FALLBACK_METHOD,)
+    if b > 1:
+        pair, grid = allocation.upper_pair(shift, b, accuracy)
+        if grid.resolved:
+            upper, methods = [(pair, epochs)], (UPPER_METHOD,)
+    complete = complete_epochs(run)
+    pair = allocation.lower_pair(shift, b, accuracy)[0] if b > 1 else shuffle.max_test_pair(shift, b)
+    lower_method = LOWER_METHOD if b > 1 else LOWER_MAX_TEST_METHOD
+    lower = [(pair, complete)] if complete else None
+    return PairsPLD(upper, lower, accuracy, (*methods, lower_method))
+
+
+SCHEME = BatchScheme("balls-in-bins", Neighbouring.ADD_REMOVE, True, figures, budget_figure, accountant)

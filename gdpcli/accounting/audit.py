@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from gdpcli.accounting.figures import OPTIMISTIC, Figures, smallest
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.dpsgd import Run
+    from gdpcli.events import Repeated
 
 METHOD = "clopper-pearson"
 """The audit's method: Clopper-Pearson intervals on the attack's TPR and FPR, jointly at the confidence."""
@@ -27,9 +34,10 @@ def lower_bounds(
     ]
 
 
-def claimed_epsilon(events: list, delta: float, accuracy: float) -> Figures:
-    """The accountant's smallest rigorous upper bound (or exact value) on epsilon at delta for the events."""
-    from gdpcli import accounting
+def claimed_epsilon(subject: Sequence[Repeated] | Run, delta: float, accuracy: float) -> Figures:
+    """The accountant's smallest rigorous upper bound (or exact value) on epsilon at delta for the
+    mechanisms or run (accounting.risk.accountants_for, the accountant risk asks)."""
+    from gdpcli.accounting.risk import accountants_for
 
-    [accountant], _ = accounting.select(events, "auto", accuracy=accuracy)
+    [accountant], _ = accountants_for(subject, "auto", accuracy)
     return smallest(accountant.epsilon(np.asarray([delta])))

@@ -325,7 +325,7 @@ def sgd_risk_row(
 
     def risk_of(noise: float) -> float:
         found[noise] = risk.certified(
-            [dataclasses.replace(run, noise_multiplier=noise).spec()], measure, at_fpr, accuracy
+            dataclasses.replace(run, noise_multiplier=noise), measure, at_fpr, accuracy
         )
         return found[noise].value
 

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gdpcli.accounting.figures import Accountant, Figures
-from gdpcli.errors import InputError
+from gdpcli.errors import ComputationError, InputError
 from gdpcli.guarantees import Guarantee
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.dpsgd import Run
+    from gdpcli.events import Repeated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,13 +93,42 @@ def _risks(found: Sequence[Figures], at: Sequence[float | None]) -> list[Risk]:
     ]
 
 
-def certified(events: list, measure: str, at: float | None, accuracy: float) -> Risk:
-    """The smallest exact or upper-bound figure of a measure ("tpr" at FPR `at`, or "advantage") for the
-    events, by the default accountant (exact where a closed form exists, else the PLD bounds): what a risk
-    target rests on."""
-    from gdpcli import accounting
+def accountants_for(
+    subject: Sequence[Repeated] | Run, method: str, accuracy: float, group: int | None = None
+) -> tuple[list[Accountant], list[str]]:
+    """Who answers for mechanisms (accounting.select) or a DP-SGD run, and the notes on methods skipped.
 
-    [accountant], _ = accounting.select(events, "auto", accuracy=accuracy)
+    A run is its event (Run.spec), unless its batch scheme is no composition of sampled steps (shuffled,
+    balls-in-bins, truncated Poisson batches): then the scheme's own pairs answer (BatchScheme.accountant,
+    PLD bounds only). group: every event for groups of K records (accounting.group)."""
+    from gdpcli import accounting
+    from gdpcli.accounting.dpsgd import Run, check_run
+
+    if isinstance(subject, Run):
+        check_run(subject)
+        if subject.scheme is None:
+            subject = [subject.spec()]
+        elif group is not None:
+            raise ComputationError(f"group privacy of a {subject.sampling} run is not available")
+        elif method not in ("auto", "pld"):
+            raise ComputationError(
+                f"a {subject.sampling} run has PLD bounds only (its batch scheme's pairs), not {method}",
+                "use the method auto or pld",
+            )
+        else:
+            return [subject.scheme.accountant(subject, accuracy)], []
+    if group is not None:
+        from gdpcli.accounting.group import group_specs
+
+        subject = group_specs(subject, group)
+    return accounting.select(subject, method, accuracy=accuracy)
+
+
+def certified(subject: Sequence[Repeated] | Run, measure: str, at: float | None, accuracy: float) -> Risk:
+    """The smallest exact or upper-bound figure of a measure ("tpr" at FPR `at`, or "advantage") for the
+    mechanisms or run, by the default accountant (exact where a closed form exists, else the PLD bounds):
+    what a risk target rests on."""
+    [accountant], _ = accountants_for(subject, "auto", accuracy)
     found = (
         true_positive_rates(accountant, [at])
         if measure == "tpr" and at is not None

@@ -14,7 +14,7 @@ from gdpcli.events import Neighbouring
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
-    from gdpcli.accounting.figures import Figures
+    from gdpcli.accounting.figures import Accountant, Figures
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class BatchScheme:
     figures(run, delta, accuracy): epsilon at delta, every figure labelled (rigorous upper and lower bounds
         and comparisons).
     budget_figure(run, delta, accuracy): the rigorous upper bound a budget or calibration rests on.
+    accountant(run, accuracy): the run's pairs as a PLD accountant (accountants.PairsPLD: a dominating pair
+        for the pessimistic figures, a dominated one for the optimistic), for every question (risk, audit).
     requires: Run fields the scheme needs besides the rate (e.g. max_batch_size), each with the option that
         sets it; check_run says which is missing.
     """
@@ -36,4 +38,5 @@ class BatchScheme:
     epochs_of_batches: bool
     figures: Callable[[Run, float, float], list[Figures]]
     budget_figure: Callable[[Run, float, float], Figures]
+    accountant: Callable[[Run, float], Accountant]
     requires: tuple[tuple[str, str], ...] = ()

@@ -43,6 +43,7 @@ from gdpcli.events import Neighbouring
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.figures import Accountant
 
 UPPER_METHOD = "shuffle-gdp"
 """The upper bound's method: GDP composition over the epochs the run touches, without amplification."""
@@ -154,4 +155,17 @@ def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     return dataclasses.replace(upper, side=APPROXIMATE, method=POISSON_METHOD)
 
 
-SCHEME = BatchScheme("shuffle", Neighbouring.REPLACE_ONE, True, figures, budget_figure)
+def accountant(run: Run, accuracy: float) -> Accountant:
+    """The run for every question: (sqrt(E) s)-GDP as its dominating pair, and the +C against -C max-test
+    pair over the complete epochs as the pair it dominates (none before a complete epoch)."""
+    from gdpcli.accounting.accountants import PairsPLD
+    from gdpcli.core import shuffle
+    from gdpcli.events import GDP
+
+    upper = [(GDP(upper_mu(run)).dominating_pair(), 1)]
+    epochs = complete_epochs(run)
+    pair = shuffle.max_test_pair(run.step_mu, batches_per_epoch(run.sampling_rate))
+    return PairsPLD(upper, [(pair, epochs)] if epochs else None, accuracy, (UPPER_METHOD, LOWER_METHOD))
+
+
+SCHEME = BatchScheme("shuffle", Neighbouring.REPLACE_ONE, True, figures, budget_figure, accountant)

@@ -32,6 +32,7 @@ from gdpcli.events import Neighbouring
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.figures import Accountant
 
 UPPER_METHOD = "truncated-poisson-pld"
 """The upper bound's method: the PLD of the mixture dominating pair."""
@@ -80,11 +81,24 @@ def _bound(run: Run, deltas: np.ndarray, accuracy: float, *, upper: bool) -> Fig
     return Figures(np.atleast_1d(bounds.lower), OPTIMISTIC, LOWER_METHOD, "epsilon", details=details)
 
 
+def accountant(run: Run, accuracy: float) -> Accountant:
+    """The run for every question: the mixture pair (its dominating pair) and Poisson sampling at the kept
+    rate (the pair it dominates), each over the T steps."""
+    from gdpcli.accounting.accountants import PairsPLD
+    from gdpcli.core import truncated
+
+    assert run.dataset_size is not None and run.max_batch_size is not None  # SCHEME.requires, checked
+    cut = truncated.truncation(run.dataset_size, run.sampling_rate, run.max_batch_size)
+    upper, lower = truncated.upper_pair(cut, run.step_mu), truncated.lower_pair(cut, run.step_mu)
+    return PairsPLD([(upper, run.steps)], [(lower, run.steps)], accuracy, (UPPER_METHOD, LOWER_METHOD))
+
+
 SCHEME = BatchScheme(
     "truncated-poisson",
     Neighbouring.ADD_REMOVE,  # the dataset that holds the example has N examples
     False,
     figures,
     budget_figure,
+    accountant,
     requires=(("dataset_size", "--dataset-size"), ("max_batch_size", "--max-batch-size")),
 )

@@ -44,7 +44,7 @@ def command(
     """Rigorous lower bounds on epsilon and mu from an attack's hits; exit 3 if they exceed the claim."""
     from gdpcli.accounting import audit
     from gdpcli.cli.output import Result, emit
-    from gdpcli.cli.risk import events_of
+    from gdpcli.cli.risk import subject_of
 
     if not 0.0 < delta < 1.0:
         raise InputError(f"--delta: {delta!r} is not in (0, 1)")
@@ -60,8 +60,8 @@ def command(
     notes = [f"the lower bounds hold with probability >= {confidence:g} over the audit's trials"]
     claimed = None
     if specs or noise_multiplier is not None:
-        events, _ = events_of(specs or [], run_options, noise_multiplier)
-        claimed = audit.claimed_epsilon(events, delta, accuracy)
+        subject, _ = subject_of(specs or [], run_options, noise_multiplier)
+        claimed = audit.claimed_epsilon(subject, delta, accuracy)
         value = float(claimed.values[0])
         rows.append(
             {"measure": "epsilon", "value": value, "guarantee": claimed.guarantee}

@@ -15,6 +15,7 @@ from gdpcli.cli import options
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
+    from gdpcli.accounting.dpsgd import Run
     from gdpcli.events import Repeated
 
 EPILOG = """\b
@@ -77,7 +78,6 @@ def command(
 ) -> None:
     """Attack risk: the most any membership-inference attack achieves against these mechanisms or this run
     (with --group K: against a user's K records together)."""
-    from gdpcli import accounting
     from gdpcli.accounting import risk
     from gdpcli.cli.output import Result, emit
 
@@ -85,16 +85,15 @@ def command(
     fprs, priors = options.parse_values(fpr, "--fpr"), options.parse_values(prior, "--prior")
     risk.check_probabilities(fprs, "--fpr")
     risk.check_probabilities(priors, "--prior")
-    events, title = events_of(specs or [], run_options, noise_multiplier)
+    subject, title = subject_of(specs or [], run_options, noise_multiplier)
     if group is not None:
-        from gdpcli.accounting.group import group_specs
-
-        events, title = group_specs(events, group), f"{title} (groups of {group})"
-    accountants, skipped = accounting.select(events, method, accuracy=accuracy)
+        title = f"{title} (groups of {group})"
+    accountants, skipped = risk.accountants_for(subject, method, accuracy, group)
     if output.plot:
         from gdpcli.cli import plot as plotting
 
-        plotting.plot_roc(output.plot, title, accountants, plotting.gdp_reference(events))
+        references = plotting.gdp_reference(subject) if isinstance(subject, list) and group is None else []
+        plotting.plot_roc(output.plot, title, accountants, references)
     found = [
         figure
         for accountant in accountants
@@ -121,10 +120,11 @@ def command(
     emit(Result("risk", inputs, rows, title, notes, ("value",)), output.fmt)
 
 
-def events_of(
+def subject_of(
     specs: list[str], run_options: options.RunOptions, noise_multiplier: float | None
-) -> tuple[list[Repeated], str]:
-    """The events: the specs, or the DP-SGD run the run options and --noise-multiplier describe."""
+) -> tuple[list[Repeated] | Run, str]:
+    """What is assessed: the specs' events, or the DP-SGD run the run options and --noise-multiplier
+    describe (under any batch scheme), and a title."""
     from gdpcli.mechanisms import parse_spec
 
     run_given = (
@@ -142,4 +142,4 @@ def events_of(
     title = (
         f"gdpcli risk: DP-SGD, q = {q:.6g}, sigma = {noise_multiplier:g}, T = {steps} ({run.neighbouring})"
     )
-    return [run.spec()], title
+    return run, title
