@@ -987,7 +987,10 @@ class RenyiCurve(
     repeatable=("alpha", "eps"),
 ):
     """The rdp kind with a whole curve from a CSV file (columns alpha,eps, or order,rdp_epsilon as `gdpcli
-    convert SPEC --to rdp -f csv` writes them): an RDP guarantee at each listed order (events.Renyi)."""
+    convert SPEC --to rdp -f csv` writes them): an RDP guarantee at each listed order (events.Renyi), named
+    by its file in messages."""
+
+    source: str = ""
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Renyi:
@@ -995,8 +998,12 @@ class RenyiCurve(
             return Renyi.from_spec(values)
         if values.listed("alpha") or values.listed("eps"):
             raise values.error("give alpha=...,eps=... pairs or file=..., not both")
-        orders, epsilons = cls.read(str(values.values["file"]), values)
-        return Renyi(orders, epsilons)
+        source = str(values.values["file"])
+        orders, epsilons = cls.read(source, values)
+        return cls(orders, epsilons, source)
+
+    def describe(self) -> str:
+        return f"rdp:file={self.source}"
 
     @classmethod
     def read(cls, path: str, values: SpecValues) -> tuple[tuple[float, ...], tuple[float, ...]]:

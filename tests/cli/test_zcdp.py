@@ -107,7 +107,8 @@ def _read(tmp_path: Path, text: str) -> Renyi:
 
 def test_rdp_file_reads_a_curve(tmp_path: Path) -> None:
     curve = _read(tmp_path, "alpha,eps\n2,0.1\n4,0.3\n\n")
-    assert curve == Renyi((2.0, 4.0), (0.1, 0.3))
+    assert curve.rdp_points == Renyi((2.0, 4.0), (0.1, 0.3)).rdp_points
+    assert curve.describe().startswith("rdp:file=") and curve.describe().endswith("curve.csv")
     assert _read(tmp_path, "order,rdp_epsilon,guarantee\n1.5,0.2,exact\n").rdp_points == ((1.5,), (0.2,))
 
 
