@@ -150,7 +150,12 @@ def _log_mixture_ratio(x: np.ndarray, sampling_rate: float, mu: float) -> np.nda
     """log(1 - p + p e^{mu x - mu^2/2}), the PLLR of ((1 - p) N(0,1) + p N(mu,1)) vs N(0,1) (review Sec. 4.1,
     X_i^(1)), overflow-free."""
     exponent = mu * x - 0.5 * mu * mu
-    return np.logaddexp(math.log(sampling_rate) + exponent, math.log1p(-sampling_rate))
+    return np.logaddexp(math.log(sampling_rate) + exponent, _log_complement(sampling_rate))
+
+
+def _log_complement(sampling_rate: float) -> float:
+    """log(1 - p), -inf at p = 1 (every record in every batch: the plain Gaussian's loss)."""
+    return math.log1p(-sampling_rate) if sampling_rate < 1.0 else -math.inf
 
 
 def _panel(mu: float) -> float:
@@ -175,14 +180,19 @@ def fixed_gaussian_law(sampling_rate: float, mu: float) -> LossLaw:
     nodes, weights = _gauss_legendre(0.5 * mu, 0.5 * mu + mu + _TAIL, _panel(mu))
     z = _log_mixture_ratio(nodes, sampling_rate, mu)
     log_inverse = np.logaddexp(
-        math.log1p(-sampling_rate) + _log_phi(nodes), math.log(sampling_rate) + _log_phi(nodes - mu)
+        _log_complement(sampling_rate) + _log_phi(nodes), math.log(sampling_rate) + _log_phi(nodes - mu)
     )
     segment = (1.0 - sampling_rate) * (special.ndtr(0.5 * mu) - special.ndtr(-0.5 * mu))
     values = np.concatenate((z, -z, [0.0]))
     log_masses = np.concatenate(
-        (np.log(weights) + _log_phi(nodes), np.log(weights) + log_inverse, [math.log(segment)])
+        (np.log(weights) + _log_phi(nodes), np.log(weights) + log_inverse, [_log_segment(segment)])
     )
     return LossLaw(values, log_masses)
+
+
+def _log_segment(mass: float) -> float:
+    """log of the slope -1 segment's mass, -inf where it has none (p = 1)."""
+    return math.log(mass) if mass > 0.0 else -math.inf
 
 
 def laplace_law(epsilon: float) -> LossLaw:

@@ -47,3 +47,17 @@ def test_noise_family_with_sigma_beyond_the_float_range() -> None:
     np.testing.assert_array_equal(profile.log_delta(np.array([0.0, 1.0])), [0.0, -np.inf])
     assert profile.log_delta(np.array([1e-300]))[0] == pytest.approx(-0.25, rel=1e-15)
     assert gdpt.noise_family_profile(1e300, 1e300, 1e-300).tail_limit == math.inf
+
+
+@pytest.mark.parametrize("law", ["poisson_gaussian_law", "fixed_gaussian_law"])
+def test_edgeworth_laws_at_full_sampling_rate_are_the_gaussian(law: str) -> None:
+    """p = 1 (every record in every batch; log(1 - p) = -inf): the privacy loss of G_mu, N(-mu^2/2, mu^2)
+    under P and N(mu^2/2, mu^2) under Q, whose third and fourth cumulants vanish."""
+    from gdpcli.core import edgeworth
+
+    mu = 1.5
+    pair = getattr(edgeworth, law)(1.0, mu).pair()
+    for cumulants, mean in ((pair.under_p, -0.5 * mu * mu), (pair.under_q, 0.5 * mu * mu)):
+        assert cumulants.k1 == pytest.approx(mean, rel=1e-12)
+        assert cumulants.k2 == pytest.approx(mu * mu, rel=1e-12)
+        assert abs(cumulants.k3) < 1e-12 and abs(cumulants.k4) < 1e-12
