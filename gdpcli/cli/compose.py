@@ -105,6 +105,14 @@ def read_specs(path: str) -> list[tuple[str, str]]:
     return specs
 
 
+def _explained_budget(row: dict) -> dict:
+    """A --target-epsilon row that not even one repetition meets has no epsilon, and a reason saying so."""
+    if row["repetitions"]:
+        return row
+    why = "epsilon is missing: not even one repetition is certified within the target"
+    return {**row, "reason": f"{why} {row['target_epsilon']:g} by {row['method']}"}
+
+
 def _parse_all(arguments: list[str], from_file: list[tuple[str, str]]) -> list[Repeated]:
     """Events of the argument specs, then of the file's, whose errors name the line."""
     from gdpcli.mechanisms import parse_spec
@@ -184,8 +192,11 @@ def command(
             parsed, method, accuracy=accuracy, conversions=conversions, verbose=verbose
         )
     if target_epsilon is not None:
-        rows += accounting.step_budgets(
-            parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
+        rows += map(
+            _explained_budget,
+            accounting.step_budgets(
+                parsed, method, deltas[0], target_epsilon, accuracy=accuracy, conversions=conversions
+            ),
         )
     elif queries.asked:
         notes += [f"skipped {note}" for note in skipped]

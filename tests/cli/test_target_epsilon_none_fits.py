@@ -1,5 +1,6 @@
-"""A --target-epsilon that not even one step meets: the row has no epsilon, and its reason says why in every
-format (the output contract: a missing or infinite figure comes with a reason)."""
+"""A --target-epsilon that not even one step (sgd) or repetition (compose) meets: the row has no epsilon, and
+its reason says why in every format (the output contract: a missing or infinite figure comes with a
+reason)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,15 @@ def test_a_target_no_step_fits_says_why_in_csv_and_table(gdpcli) -> None:
 def test_a_target_no_step_fits_under_rdp_names_the_method(gdpcli) -> None:
     [row] = gdpcli(*NO_STEP_FITS, "--method", "rdp", "-f", "json").json()["rows"]
     assert row["epsilon"] is None and row["reason"].endswith("by rdp-optimal")
+
+
+def test_compose_target_no_repetition_fits_says_why(gdpcli) -> None:
+    """compose --target-epsilon 0.3 of a list whose one run already has epsilon above it: repetitions 0."""
+    args = ("compose", "rr:keep=0.75x10", "gdp:mu=0.5", "--delta", "1e-5", "--target-epsilon", "0.3")
+    [row] = gdpcli(*args, "--accuracy", "0.5", "-f", "json").json()["rows"]
+    assert row["repetitions"] == 0 and row["epsilon"] is None
+    assert row["reason"] == (
+        "epsilon is missing: not even one repetition is certified within the target 0.3 by pld"
+    )
+    [row] = list(csv.DictReader(io.StringIO(gdpcli(*args, "--accuracy", "0.5", "-f", "csv").stdout)))
+    assert row["epsilon"] == "" and row["reason"].startswith("epsilon is missing")
