@@ -34,6 +34,14 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[pytest.C
     return report
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The seed of this run's test order, also under -q (pytest-randomly shows it only in the header, which
+    -q leaves out), so that an order that fails can be run again."""
+    if config.pluginmanager.hasplugin("randomly"):
+        seed = config.getoption("randomly_seed")
+        terminalreporter.write_line(f"test order: shuffled by --randomly-seed={seed} (give it to repeat it)")
+
+
 def _environment() -> dict[str, str]:
     """os.environ without the variables pytest itself sets while a test runs."""
     return {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
