@@ -53,6 +53,7 @@ _BLOCK_LOSS = 64.0  # the span of loss over which DiscretePLD._suffix_sums share
 ROUND_OFF_SAFETY = 10.0  # answers carry ten times the round-off estimate (measured errors: a fifth of it)
 _MAX_TILT = 64.0  # the largest exponential tilt of a composition (_tilt)
 _BISECTIONS = 60  # bisection steps of the tilt
+_NEGLIGIBLE = -700.0  # log of a term's share of a sum below which it changes no digit (_cumulants)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
 _COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
@@ -876,16 +877,23 @@ def _cluster_offset(profile: ProfileFn, kink: float, interval: float) -> float:
     return merged % interval
 
 
-def _cumulants(bases: Sequence[DiscretePLD], times: Sequence[int], tilt: float) -> tuple[float, float]:
-    """K(t) = log E[e^{t L}] of the composed finite loss, and K'(t) = its mean under the tilt t."""
+def _cumulants(
+    logs: Sequence[tuple[np.ndarray, np.ndarray]], times: Sequence[int], tilt: float
+) -> tuple[float, float]:
+    """K(t) = log E[e^{t L}] of the composed finite loss, and K'(t) = its mean under the tilt t, from each
+    base's (log m_k, eps_k).
+
+    Terms below e^_NEGLIGIBLE times the largest are left out: they change no digit of the sums, and an
+    exponential that underflows into the subnormal range costs some 30 times a normal one."""
     value, slope = 0.0, 0.0
-    for base, count in zip(bases, times, strict=True):
-        with np.errstate(divide="ignore"):
-            exponents = np.log(base.masses) + tilt * base.losses
+    for (log_masses, losses), count in zip(logs, times, strict=True):
+        exponents = log_masses + tilt * losses
         scale = float(np.max(exponents))
-        weights = np.exp(exponents - scale)
+        exponents -= scale
+        exponents[exponents < _NEGLIGIBLE] = -np.inf
+        weights = np.exp(exponents)
         value += count * (scale + np.log(weights.sum()))
-        slope += count * float(weights @ base.losses) / float(weights.sum())
+        slope += count * float(np.sum(weights * losses)) / float(weights.sum())  # (not @: fft_round_off)
     return value, slope
 
 
@@ -898,9 +906,11 @@ def _tilt(bases: Sequence[DiscretePLD], times: Sequence[int], target: TailTarget
     """
     if target is None:
         return 0.0
+    with np.errstate(divide="ignore"):
+        logs = [(np.log(base.masses), base.losses) for base in bases]
 
     def short(tilt: float) -> bool:  # the tilted centre is still below the target
-        value, slope = _cumulants(bases, times, tilt)
+        value, slope = _cumulants(logs, times, tilt)
         if target.delta is not None:
             return tilt * slope - value < -np.log(target.delta)
         return slope < float(target.epsilon)
