@@ -136,12 +136,13 @@ def test_csv_round_trip(deltas: list[float]) -> None:
 
 def test_a_csv_over_the_size_limit_is_refused_before_reading_on(tmp_path, monkeypatch) -> None:
     """Issue 18: a 10M-row CSV (3.8 GB) ran without end; the limit is stated in the error (exit 2)."""
+    from gdpcli import textfiles
     from gdpcli.errors import InputError
 
-    monkeypatch.setattr(profiles, "_MAX_CSV_CHARACTERS", 1000)
+    monkeypatch.setattr(textfiles, "MAX_CHARACTERS", 1000)
     path = tmp_path / "profile.csv"
     path.write_text("epsilon,delta\n" + "".join(f"{k / 100},{0.5 / (k + 1)}\n" for k in range(200)))
-    with pytest.raises(InputError, match="longer than 1,000 characters, the largest profile CSV read"):
+    with pytest.raises(InputError, match="longer than 1,000 characters, the most read"):
         profiles.load_csv(str(path))
     path.write_text("epsilon,delta\n0,0.5\n1,0.1\n2,0.01\n")
     assert profiles.load_csv(str(path)) is not None
