@@ -3,8 +3,12 @@ q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5,
 1e6, 1e7} at delta 1e-5 (and the q = 1e-3 rows at 1e-10), each tool as a whole process, taking turns.
 
     PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue | --steps T ... --rates Q ...] > sweep.md
+    PYTHONPATH=. python benchmarks/bench_sweep.py --quick --versus OLD --repeat 3 > versus.md
 
 --issue runs only bench_grid.py's settings: those issue 13 lists as slow, and MNIST at small deltas.
+--versus DIR times gdpcli against the gdpcli of another checkout (a git worktree of an earlier commit)
+instead of dp-accounting, each run from its own tree; --repeat N runs each pair N times in turn and
+takes the median time of each side (the machine's load drifts; the ratio of medians is what to quote).
 
 For each setting: gdpcli's certified [lower, upper], wall time and peak memory (ru_maxrss of the child);
 dp-accounting's [optimistic, pessimistic] at value_discretization_interval 1e-4 (connect-the-dots for the
@@ -18,10 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 
 RATES = (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0)
 SIGMAS = (0.3, 0.5, 0.8, 1.1, 2.0, 5.0, 20.0)
@@ -53,10 +61,11 @@ class Run:
     budget: bool = False
 
 
-def gdpcli(rate: float, sigma: float, steps: int, delta: float) -> Run:
+def gdpcli(rate: float, sigma: float, steps: int, delta: float, tree: str | None = None) -> Run:
+    """gdpcli of this checkout, or of the checkout `tree` (run from there, with PYTHONPATH=tree)."""
     args = ["--sampling-rate", repr(rate), "--noise-multiplier", repr(sigma), "--steps", str(steps)]
     command = [sys.executable, "-m", "gdpcli", "sgd", *args, "--delta", repr(delta), "-f", "json"]
-    stdout, stderr, code, seconds, peak = _timed(command)
+    stdout, stderr, code, seconds, peak = _timed(command, tree)
     if code:
         return Run(seconds=seconds, megabytes=peak, failure=f"exit {code}: {stderr.strip()[:70]}")
     result = json.loads(stdout)
@@ -80,12 +89,19 @@ def _float(value: float | None) -> float:
     return float("inf") if value is None else float(value)
 
 
-def _timed(command: list[str]) -> tuple[str, str, int, float, float]:
-    """A child's stdout, stderr, exit code, wall seconds and peak resident MB (GNU time's %M)."""
+def _timed(command: list[str], tree: str | None = None) -> tuple[str, str, int, float, float]:
+    """A child's stdout, stderr, exit code, wall seconds and peak resident MB (GNU time's %M), run in the
+    checkout `tree` if given (`python -m` imports from the working directory first)."""
+    environment = None if tree is None else dict(os.environ, PYTHONPATH=tree)
     start = time.perf_counter()
     try:
         done = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, timeout=TIMEOUT
+            ["/usr/bin/time", "-f", "%M", *command],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=environment,
+            cwd=tree,
         )
     except subprocess.TimeoutExpired:
         return "", f"timeout after {TIMEOUT:g} s", -9, time.perf_counter() - start, float("nan")
@@ -115,21 +131,33 @@ def row(setting: tuple[float, float, int, float], ours: Run, theirs: Run) -> str
     def interval(run: Run) -> str:
         if run.failure:
             return run.failure
-        return f"[{run.lower:.5g}, {run.upper:.5g}] ({run.upper - run.lower:.2g})"
+        return f"[{run.lower:.5g}, {run.upper:.5g}] ({run.upper - run.lower:.2g}){' budget' * run.budget}"
 
     ratio = ours.seconds / theirs.seconds
     return (
-        f"| {rate:g}, {sigma:g}, {steps:.0e}, {delta:g} | {interval(ours)}{' budget' * ours.budget} | "
+        f"| {rate:g}, {sigma:g}, {steps:.0e}, {delta:g} | {interval(ours)} | "
         f"{ours.seconds:.2f} s, {ours.megabytes:.0f} MB | {interval(theirs)} | "
         f"{theirs.seconds:.2f} s, {theirs.megabytes:.0f} MB | {ratio:.2f} | {verdict(ours, theirs)} |"
     )
 
 
-HEADER = (
-    "| q, sigma, T, delta | gdpcli [lower, upper] (width) | gdpcli time, peak | "
-    "dp-accounting [opt, pess] (gap) | dp-accounting time, peak | time ratio | verdict |\n"
-    "|---|---|---|---|---|---|---|"
-)
+def header(theirs: str) -> str:
+    """The table's header, `theirs` naming what gdpcli is timed against."""
+    return (
+        "| q, sigma, T, delta | gdpcli [lower, upper] (width) | gdpcli time, peak | "
+        f"{theirs} | {theirs.split(' [')[0]} time, peak | time ratio | verdict |\n"
+        "|---|---|---|---|---|---|---|"
+    )
+
+
+def paired(ours: Callable[[], Run], theirs: Callable[[], Run], repeat: int) -> tuple[Run, Run]:
+    """Both sides run `repeat` times in turn; each side's first run, with the median of its wall times."""
+    runs = [(ours(), theirs()) for _ in range(repeat)]
+    return _median([mine for mine, _ in runs]), _median([other for _, other in runs])
+
+
+def _median(runs: list[Run]) -> Run:
+    return replace(runs[0], seconds=statistics.median(run.seconds for run in runs))
 
 
 def main() -> None:
@@ -138,6 +166,8 @@ def main() -> None:
     parser.add_argument("--steps", type=float, nargs="+", help="only these T (e.g. --steps 1e6)")
     parser.add_argument("--rates", type=float, nargs="+", help="only these q (e.g. --rates 1e-5 1e-4)")
     parser.add_argument("--issue", action="store_true", help="bench_grid.py's settings only")
+    parser.add_argument("--versus", metavar="DIR", help="time against the gdpcli of the checkout DIR")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each side per setting (median)")
     arguments = parser.parse_args()
     steps = (1, 100, 10_000) if arguments.quick else STEPS
     steps = tuple(int(t) for t in arguments.steps) if arguments.steps else steps
@@ -149,14 +179,19 @@ def main() -> None:
         from bench_grid import SETTINGS  # issue 13's slow settings and the MNIST small deltas
 
         settings = SETTINGS
+    versus = arguments.versus and os.path.abspath(arguments.versus)
+    table = header(
+        f"gdpcli of {versus} [lower, upper] (width)" if versus else "dp-accounting [opt, pess] (gap)"
+    )
     rows = []
-    print(HEADER, file=sys.stderr)
+    print(table, file=sys.stderr)
     for setting in settings:
-        ours, theirs = gdpcli(*setting), dp_accounting(*setting)
+        other = partial(gdpcli, *setting, tree=versus) if versus else partial(dp_accounting, *setting)
+        ours, theirs = paired(partial(gdpcli, *setting), other, arguments.repeat)
         line = row(setting, ours, theirs)
         print(line, file=sys.stderr, flush=True)
         rows.append((ours.seconds / theirs.seconds, line))
-    print(HEADER)
+    print(table)
     for _, line in sorted(rows, reverse=True):
         print(line)
 

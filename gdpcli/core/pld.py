@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -63,11 +62,25 @@ _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
 
 
-def time_budget(accuracy: float) -> float:
-    """Seconds of refinement after which the tightest bounds found are returned (_refine): 0.0075 /
-    accuracy within [1.5, 10], so 1.5 s at the default accuracy (what dp-accounting's PLD takes for a
-    DP-SGD question on this kind of machine: issue 13) and more time for a finer accuracy asked."""
-    return min(max(0.0075 / accuracy, 1.5), 10.0)
+_OPTIMISTIC_EVALUATIONS = 6  # profile evaluations a grid point of the optimistic discretization costs
+EVALUATION_WORK = 200.0
+"""The work of evaluating a profile at one loss, in the unit of fft_work (one evaluation of a subsampled
+Gaussian's profile takes about as long as an FFT's 200 units of n log2 n: benchmarks/README.md)."""
+
+
+MAX_WORK = 8e9
+"""The largest work budget, that of the finest accuracies (work_budget)."""
+
+
+def work_budget(accuracy: float) -> float:
+    """The grid work (DiscretePLD.work: FFT lengths n log2 n and profile evaluations) after which the
+    refinement returns the tightest bounds found (_refine): 6e6 / accuracy within [1.2e9, MAX_WORK].
+
+    It counts operations, not seconds, so where the refinement stops depends only on the input. 1.2e9 at
+    the default accuracy is about 1.5 s of DP-SGD accounting on an idle 2-core machine (what
+    dp-accounting's PLD takes for one question), and MAX_WORK about 10 s: benchmarks/README.md.
+    """
+    return min(max(6e6 / accuracy, 1.2e9), MAX_WORK)
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,8 @@ class DiscretePLD:
     under composition like the losses.
 
     round_off estimates the floating-point error that the FFT convolutions left in the masses (RoundOff);
-    answers carry it (RoundOff.at) on their safe side.
+    answers carry it (RoundOff.at) on their safe side. work counts what producing it cost, from the
+    discretization on (discretize, fft_work): a function of the grid sizes only, never of a clock.
     """
 
     lowest_index: int
@@ -143,6 +157,7 @@ class DiscretePLD:
     infinity_mass: float
     round_off: RoundOff = RoundOff()
     offset: float = 0.0
+    work: float = 0.0
 
     @property
     def losses(self) -> np.ndarray:
@@ -441,7 +456,8 @@ def discretize(
         values = _optimistic_values(profile, losses, atom)
         at_zero = 1.0 if values[0] > atom else atom
         masses = _lower_hull_masses(values, np.exp(losses), at_zero)
-    return DiscretePLD(k_lo, interval, np.maximum(masses, 0.0), float(values[-1]), offset=offset)
+    work = (1 if pessimistic else _OPTIMISTIC_EVALUATIONS) * losses.size * EVALUATION_WORK
+    return DiscretePLD(k_lo, interval, np.maximum(masses, 0.0), float(values[-1]), offset=offset, work=work)
 
 
 def _upper_loss(profile: ProfileFn, tail: float) -> float:
@@ -524,14 +540,15 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
     if pessimistic and pld.round_off.tilt <= 0.0:  # (a tilted round-off weighs errors moved up by e^{t eps})
         half = 0.5 * (below[last] + cut_below)  # the median of the kept masses, from the cumulative sums
         centre = min(int(np.searchsorted(below[first : last + 1], half)), kept.size - 1)
-    infinity_mass = pld.infinity_mass
+    infinity = pld.infinity_mass
     if pessimistic:
         kept[centre] += cut_below
-        infinity_mass += cut_above
+        infinity += cut_above
     else:
         kept[-1] += cut_above
     round_off = _moved_round_off(pld, first, first + centre, last, pessimistic=pessimistic)
-    return DiscretePLD(pld.lowest_index + first, pld.interval, kept, infinity_mass, round_off, pld.offset)
+    lowest = pld.lowest_index + first
+    return replace(pld, lowest_index=lowest, masses=kept, infinity_mass=infinity, round_off=round_off)
 
 
 def _lowest_cut(pld: DiscretePLD, tail: float) -> int:
@@ -585,6 +602,14 @@ def fft_error(size: int) -> float:
     """eps_machine log2(size): the relative round-off of each frequency of an FFT convolution of length
     `size` (Percival 2003 bounds it by a small multiple of this), the unit of fft_round_off."""
     return float(np.finfo(float).eps * np.log2(max(size, 2)))
+
+
+def fft_work(size: int, square: bool) -> float:
+    """The work of a convolution whose result has `size` points (fft_convolve): its transforms (two for a
+    square, else three) of about that length, n log2 n each, the unit in which DiscretePLD.work and the
+    refinement's budget (work_budget) count. The O(n) passes around them (truncation, heavy points) grow
+    alike and are in the calibration of work_budget."""
+    return (2.0 if square else 3.0) * size * math.log2(max(size, 2))
 
 
 def fft_round_off(mass: float, result: np.ndarray) -> float:
@@ -707,6 +732,9 @@ def _compose_pair(
     masses, round_off = _convolve(first, second, max_points)
     a, b = first.infinity_mass, second.infinity_mass
     infinity_mass = a * (float(second.masses.sum()) + b) + float(first.masses.sum()) * b
+    square = first is second
+    runs = 2 if round_off.tilt > 0.0 else 1  # a tilted composition convolves twice (_convolve)
+    work = first.work + (0.0 if square else second.work) + runs * fft_work(masses.size, square)
     composed = DiscretePLD(
         first.lowest_index + second.lowest_index,
         first.interval,
@@ -714,6 +742,7 @@ def _compose_pair(
         min(infinity_mass, 1.0),
         round_off,
         first.offset + second.offset,
+        work,
     )
     return _truncate(composed, tails, pessimistic=pessimistic)
 
@@ -742,20 +771,16 @@ def self_compose(
     truncation uses tails.shared(r). Each of the at most 2 log2(times) truncations then changes delta
     by at most the sum of the tails (safe direction).
     """
+    pair = partial(_compose_pair, pessimistic=pessimistic, max_points=max_points)
     result, power = None, pld
     while True:
         if times & 1:
-            result = (
-                power
-                if result is None
-                else _compose_pair(result, power, pessimistic=pessimistic, tails=tails, max_points=max_points)
-            )
+            factor = replace(power, work=0.0)  # power.work is counted once, at the end: result shares it
+            result = factor if result is None else pair(result, factor, tails=tails)
         times >>= 1
         if not times:
-            return result
-        power = _compose_pair(
-            power, power, pessimistic=pessimistic, tails=tails.shared(times), max_points=max_points
-        )
+            return replace(result, work=result.work + power.work)
+        power = pair(power, power, tails=tails.shared(times))
 
 
 Components = Sequence[tuple[DominatingPair, int]]
@@ -764,16 +789,18 @@ Components = Sequence[tuple[DominatingPair, int]]
 @dataclass(frozen=True)
 class Bounds:
     """Rigorous bounds lower <= true value <= upper (floats, or arrays for array queries), found with grid
-    interval `interval`; `reached` is False when the refinement stopped at its time or size budget before
+    interval `interval`; `reached` is False when the refinement stopped at its work or size budget before
     the asked accuracy (the bounds are still rigorous, only wider); `carried` is how much wider than asked
     they are at the widest query where the asked width was met but for the round-off they carry
-    (Measurement.slack), which no finer grid removes."""
+    (Measurement.slack), which no finer grid removes; `work` is the grid work the refinement spent
+    (Composed.work over its grids)."""
 
     upper: ArrayLike
     lower: ArrayLike
     interval: float
     reached: bool = True
     carried: float = 0.0
+    work: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -810,6 +837,10 @@ class Composed:
     def points(self) -> int:
         """The size of the largest composed array."""
         return max(p.masses.size for p in self.upper + self.lower)
+
+    def work(self) -> float:
+        """What composing them cost (DiscretePLD.work), summed over the compositions."""
+        return sum(p.work for p in self.upper + self.lower)
 
 
 class _Side(NamedTuple):
@@ -1071,7 +1102,7 @@ def _refine(
     max_points: int,
     interval: float,
     target: TailTarget | None = None,
-    deadline: float | None = None,
+    budget: float | None = None,
     widest: float = math.inf,
 ) -> Bounds:
     """Shrink the grid interval until upper <= lower + min(accuracy lower + absolute, widest) (or + the
@@ -1081,12 +1112,13 @@ def _refine(
     loss).
 
     The gap is second order in the interval, so the next interval aims at the target with a 10 %
-    margin (and at least halves); before composing on it its size and time are predicted from the last
-    one (both grow like 1 / interval): when the size would pass max_points or the time would pass the
-    deadline (time.monotonic(); by default time_budget of the accuracy asked from the start), the bounds
+    margin (and at least halves); before composing on it its size and work (Composed.work) are
+    predicted from the last one (both grow like 1 / interval): when the size would pass max_points or
+    the work spent would pass the budget (by default work_budget of the accuracy asked), the bounds
     found are returned with reached=False (the first grid always runs: where it would pass the cap, or
-    _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the time left allows
+    _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the work left allows
     less than the aimed interval, the next grid is the finest that fits (if at least twice as fine).
+    Work is counted from grid sizes, never timed, so the grids and the answer depend on the input only.
     Starts at `interval`. If finer grids stop closing the gap
     (three refinements in a row, each at least halving the interval, without shrinking the worst gap by
     a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
@@ -1096,9 +1128,9 @@ def _refine(
     known: Bounds | None = None
     best_gap = np.inf
     stalls = coarsenings = 0
-    deadline = time.monotonic() + time_budget(max(accuracy, absolute)) if deadline is None else deadline
+    spent = 0.0
+    budget = work_budget(max(accuracy, absolute)) if budget is None else budget
     while True:
-        composing = time.monotonic()
         cap = max_points if known is not None else min(max_points, _FIRST_MAX_POINTS)
         try:
             composed = compose_all(components, interval, cap, target)
@@ -1110,8 +1142,9 @@ def _refine(
             coarsenings, interval = coarsenings + 1, 4.0 * interval
             continue
         measured = measure(composed)
-        seconds = time.monotonic() - composing
-        known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval)))
+        work = composed.work()
+        spent += work
+        known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval), work=spent))
         gap, asked, slack = _worst_gap(known, measured, accuracy, absolute, widest)
         allowed = asked + slack
         progress.report(
@@ -1128,8 +1161,9 @@ def _refine(
             if not np.isfinite(gap) or allowed <= 0
             else min(0.5, max(0.125, 0.9 * np.sqrt(allowed / gap)))
         )
-        remaining = max(deadline - time.monotonic(), 1e-9)
-        affordable = 1.2 * max(composed.points() / max_points, seconds / remaining)  # smallest shrink
+        remaining = budget - spent
+        over = work / remaining if remaining > 0 else math.inf
+        affordable = 1.2 * max(composed.points() / max_points, over)  # smallest shrink
         if affordable > 0.5:  # not even a grid twice as fine fits
             return replace(known, reached=False)
         interval *= max(wanted, affordable)
@@ -1137,10 +1171,10 @@ def _refine(
 
 def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
     """The tighter of two rigorous bounds at every query (both hold, so their intersection does), with
-    the interval of the newer."""
+    the rest (interval, work) of the newer."""
     if known is None:
         return new
-    return Bounds(np.minimum(known.upper, new.upper), np.maximum(known.lower, new.lower), new.interval)
+    return replace(new, upper=np.minimum(known.upper, new.upper), lower=np.maximum(known.lower, new.lower))
 
 
 def _worst_gap(
@@ -1244,11 +1278,12 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
 
     The round-off g(eps) of the composition (Composed.round_off_at) is added to the upper profile and
     taken from the lower one; refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the
-    gap is the round-off's. Where a delta came out within 100 g of zero, the composition is redone
-    tilted towards the largest such eps (TailTarget), whose round-off there is far smaller, from the
-    first grid again and within the same time budget; the plain refinement leaves such deltas to it, and
-    the answer is the tighter of the two compositions' bounds at each eps. Bounds are rounded outward by
-    1e-12 relative.
+    gap is the round-off's.
+    Where a delta came out within 100 g of zero, the composition is redone tilted towards the largest
+    such eps (TailTarget), whose round-off there is far smaller, from the first grid again and within
+    what the plain refinement left of the work budget (work_budget); the plain refinement leaves such
+    deltas to it, and the answer is the tighter of the two compositions' bounds at each eps. Bounds
+    are rounded outward by 1e-12 relative.
     """
     accuracy, max_points = _precision(precision)
     epsilon = np.asarray(epsilon, dtype=float)
@@ -1266,15 +1301,14 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
         return Measurement(upper, lower, 2.0 * floor, settled=(lower < swallowed_below) if plain else False)
 
     interval = initial_interval(components, accuracy)
-    deadline = time.monotonic() + time_budget(accuracy)
-    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, deadline=deadline)
+    budget = work_budget(accuracy)
+    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, budget=budget)
     swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < swallowed_below)
     if np.any(swallowed):
         target = TailTarget(epsilon=float(flat[swallowed].max()))
-        tilted = _refine(
-            components, partial(measure, plain=False), accuracy, 1e-15, max_points, interval, target, deadline
-        )
-        bounds = replace(_tightest(bounds, tilted), reached=tilted.reached)
+        tilted_measure, left = partial(measure, plain=False), budget - bounds.work
+        tilted = _refine(components, tilted_measure, accuracy, 1e-15, max_points, interval, target, left)
+        bounds = replace(_tightest(bounds, tilted), reached=tilted.reached, work=bounds.work + tilted.work)
     return _shaped(bounds, epsilon.shape)
 
 

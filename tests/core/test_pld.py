@@ -7,6 +7,8 @@ The dominating pairs are built here from closed-form privacy profiles.
 
 from __future__ import annotations
 
+import itertools
+import time
 from math import comb
 
 import numpy as np
@@ -360,8 +362,8 @@ def test_memory_cap_raises_before_allocating() -> None:
 
 
 def test_impossible_accuracy_returns_the_best_rigorous_bounds() -> None:
-    """Issue 18: an accuracy beyond the size or time budget ends the refinement with the tightest bounds
-    found, marked unreached, instead of failing at the cap after a long run."""
+    """An accuracy beyond the size or work budget ends the refinement with the tightest bounds found,
+    marked unreached, instead of failing at the cap after a long run."""
     bounds = pld.epsilon_bounds([(gaussian(0.01), 10**6)], 1e-5, accuracy=1e-9, max_points=2**20)
     exact = _mp_gdp_epsilon(10.0, 1e-5)
     assert not bounds.reached
@@ -741,3 +743,50 @@ def test_the_crowd_on_the_grid_makes_the_lower_bound_tight_on_coarse_grids() -> 
     upper = float(pld._epsilons(composed.upper, np.array([1e-5]))[0])
     lower = float(pld._epsilons(composed.lower, np.array([1e-5]))[0])
     assert 0.07 < lower <= upper < lower + 3e-4
+
+
+# ---------------------------------------------------------------- the work budget
+
+
+def test_self_composition_counts_each_convolution_once() -> None:
+    """DiscretePLD.work of x^3 = x (x) x^2 is the base's, the square's and the product's: the square is in
+    both the product and the chain of powers, and counted once. (Grid sizes only, so the budget is a
+    function of the input.)"""
+    base = pld.discretize(gaussian(1.0).remove, 0.01, pessimistic=True, loss_range=(-3.0, 3.0))
+    tails = pld.Tails(0.0, 0.0)
+    n = base.masses.size
+    squared = pld.self_compose(base, 2, pessimistic=True, tails=tails)
+    cubed = pld.self_compose(base, 3, pessimistic=True, tails=tails)
+    square = pld.fft_work(2 * n - 1, square=True)
+    product = pld.fft_work(n + squared.masses.size - 1, square=False)
+    assert squared.work == pytest.approx(base.work + square, rel=1e-12)
+    assert cubed.work == pytest.approx(base.work + square + product, rel=1e-12)
+
+
+def test_a_tiny_work_budget_stops_on_the_first_grid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A work budget below one composition's work ends the refinement after its first grid, every time,
+    with that grid's rigorous bounds marked unreached (100 x G_0.7 = G_7 refines three grids at this
+    accuracy)."""
+    components, accuracy = [(gaussian(0.7), 100)], 1e-4
+    monkeypatch.setattr(pld, "work_budget", lambda accuracy: 1.0)
+    runs = [pld.epsilon_bounds(components, 1e-5, accuracy=accuracy) for _ in range(2)]
+    first = pld.initial_interval(components, accuracy)
+    work = pld.compose_all(components, first, pld.MAX_POINTS).work()
+    exact = _mp_gdp_epsilon(7.0, 1e-5)
+    assert runs[0] == runs[1]
+    assert not runs[0].reached and runs[0].interval == first and runs[0].work == work
+    assert runs[0].lower <= exact <= runs[0].upper
+
+
+def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same input, same bounds, however loaded the machine: with every clock reading an hour after the
+    last, the refinement still runs its three grids to the same answer (a time budget would stop after
+    the first)."""
+    components, accuracy = [(gaussian(0.7), 100)], 1e-4
+    calm = pld.epsilon_bounds(components, 1e-5, accuracy=accuracy)
+    hours = itertools.count(0.0, 3600.0)
+    for clock in ("monotonic", "perf_counter", "time"):
+        monkeypatch.setattr(time, clock, lambda: float(next(hours)))
+    rushed = pld.epsilon_bounds(components, 1e-5, accuracy=accuracy)
+    assert calm.reached and calm.interval < pld.initial_interval(components, accuracy) / 2
+    assert rushed == calm
