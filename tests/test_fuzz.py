@@ -571,22 +571,6 @@ ELSEWHERE = {
         "core/pld.py _symmetrized_tests: -diff(beta) / diff(alpha) overflows where the alphas of a hull"
         " vertex pair differ by a subnormal (a vertical edge, rate inf)"
     ),
-    "convert dp:eps=0,delta=2.92e-130 --implies 0,2.98e-10 --method advanced": (
-        "accounting/accountants.py TextbookComposition: with every eps_i = 0 (S2 = 0) the advanced bound"
-        " divides 0 by 0 and answers delta 1 (undecided) where it proves sum delta_i"
-    ),
-    "convert dp:eps=1e-300,delta=1e-10x5 --epsilon 0,1e-290 --method advanced": (
-        "accounting/accountants.py TextbookComposition: S2 = sum eps_i^2 underflows to 0 for tiny eps_i"
-    ),
-    "audit --tpr-hits 620 --fpr-hits 40 --trials 1000 --delta 1e-5 "
-    "gaussian:sigma=1x4 --accuracy -1 -f json": (
-        "cli/audit.py takes any --accuracy (the other commands check it with options.positive); core/pld.py"
-        " then takes the square root of a negative width"
-    ),
-    "audit --tpr-hits 50 --fpr-hits 5 --trials 100 --delta 1e-5 --dataset-size 301 --batch-size 256 "
-    "--epochs 0.5 --noise-multiplier 1.1 --accuracy 0 -f json": (
-        "cli/audit.py takes any --accuracy: 0 divides by zero in the accountant (an internal error)"
-    ),
 }
 """Failures whose fix belongs in a file another engineer is changing: expected to fail (strictly, so a fix
 shows up as an unexpected pass and the entry is removed)."""

@@ -3,6 +3,7 @@ figure labelled with its guarantee and method (gdpcli.accounting.figures)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -777,6 +778,8 @@ class TextbookComposition:
     S2 = sum k_i eps_i^2 and S1 = sum k_i eps_i (e^eps_i - 1) (Dwork, Rothblum and Vadhan 2010, Thm III.3;
     Dwork and Roth Thm 3.20, whose Azuma argument takes heterogeneous eps_i as they are). The optimal
     composition of Kairouz, Oh and Viswanath is gdpcli's exact answer (Binomial, GDP paper Sec. 3.3).
+    sqrt(S2) is formed scaled by the largest eps_i, so tiny eps_i do not underflow it; with every eps_i = 0
+    it is 0 and the bound holds for every delta' > 0: (0, sum k_i delta_i)-DP.
     """
 
     def __init__(self, specs: Sequence[Repeated], rule: str) -> None:
@@ -789,7 +792,8 @@ class TextbookComposition:
         self.method = rule
         self.delta_sum = float(sum(k * d for (_, d), k in pairs))
         self.epsilon_sum = float(sum(k * e for (e, _), k in pairs))
-        self.square_sum = float(sum(k * e * e for (e, _), k in pairs))
+        scale = max(e for (e, _), _ in pairs)
+        self.root = scale * math.sqrt(sum(k * (e / scale) ** 2 for (e, _), k in pairs)) if scale else 0.0
         self.drift = float(sum(k * e * np.expm1(e) for (e, _), k in pairs))
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
@@ -797,11 +801,10 @@ class TextbookComposition:
         spare = deltas - self.delta_sum
         if self.method == "basic":
             values = np.where(spare >= 0.0, self.epsilon_sum, np.inf)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                values = np.where(
-                    spare > 0.0, np.sqrt(2.0 * np.log(1.0 / spare) * self.square_sum) + self.drift, np.inf
-                )
+        else:  # delta' = spare; with every eps_i = 0 (root 0) delta' = 0 will do
+            usable = spare > 0.0 if self.root > 0.0 else spare >= 0.0
+            width = np.sqrt(-2.0 * np.log(np.where(spare > 0.0, spare, 1.0))) * self.root
+            values = np.where(usable, width + self.drift, np.inf)
         return [Figures(values, PESSIMISTIC, self.method, "epsilon")]
 
     def delta(self, epsilons: np.ndarray) -> list[Figures]:
@@ -810,7 +813,11 @@ class TextbookComposition:
             values = np.where(epsilons >= self.epsilon_sum, self.delta_sum, 1.0)
         else:
             excess = np.maximum(epsilons - self.drift, 0.0)
-            tail = np.where(epsilons > self.drift, np.exp(-(excess**2) / (2.0 * self.square_sum)), 1.0)
+            if self.root > 0.0:  # the least delta': exp(-(eps - S1)^2 / (2 S2)), 1 for eps <= S1
+                with np.errstate(over="ignore"):  # a ratio beyond the float range: delta' = e^-inf = 0
+                    tail = np.exp(-0.5 * (excess / self.root) ** 2)
+            else:
+                tail = np.where(epsilons >= self.drift, 0.0, 1.0)
             values = np.minimum(self.delta_sum + tail, 1.0)
         return [Figures(values, PESSIMISTIC, self.method, "delta")]
 

@@ -46,6 +46,7 @@ def command(
     from gdpcli.cli.output import Result, emit
     from gdpcli.cli.risk import subject_of
 
+    options.positive(accuracy, "--accuracy")
     if not 0.0 < delta < 1.0:
         raise InputError(f"--delta: {delta!r} is not in (0, 1)")
     if output.plot:

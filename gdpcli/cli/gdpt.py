@@ -13,7 +13,6 @@ passed off as the mechanism's mu.
 from __future__ import annotations
 
 import math
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -128,10 +127,6 @@ def command(
     if profiles.is_sampled(source):
         if refine:
             raise InputError("--refine applies to the built-in families family: and icea:, not to a CSV")
-        if source == "-" and sys.stdin is None:
-            raise InputError(
-                "stdin is closed: there is no profile to read from -", "pipe one in, or give a path"
-            )
         sampled = profiles.load_csv(source, eps_head)
         result, lower_guarantee = profiles.identify_sampled(sampled)
         notes += [*sampled.notes, SAMPLED_NOTE]
