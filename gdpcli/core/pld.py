@@ -56,6 +56,7 @@ _NEGLIGIBLE = -700.0  # log of a term's share of a sum below which it changes no
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
 _COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
+_FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
@@ -198,6 +199,20 @@ class DiscretePLD:
             value = s0[j] - np.where(r[j] > 0.0, np.exp(epsilon - above) * r[j], 0.0) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
         return as_output(np.maximum(value, self.infinity_mass))
+
+    def delta_error(self, epsilon: ArrayLike) -> np.ndarray:
+        """The floating-point error of `delta` at each eps (vectorized), estimated like the FFT's.
+
+        S0[j] and R[j] sum up to n non-negative terms each; their rounding errors add up like a random
+        walk, to about sqrt(n) u times the sum (u the unit round-off; Higham 2002, Sec. 4.2, where the
+        worst case is n u), and S0[j] - e^{eps - eps_j} R[j] + m_inf cancels them where delta << S0[j],
+        a loss distribution crowded just above eps: the suffix-sum delta of 1e-9-GDP at 0 was 1e-7
+        relative below the truth. Returns ROUND_OFF_SAFETY times 2 sqrt(n + 4) u (S0[j] + m_inf).
+        """
+        s0, _ = self._suffix_sums
+        j = np.searchsorted(self.losses, np.asarray(epsilon, dtype=float), side="right")
+        unit = 0.5 * float(np.finfo(float).eps)
+        return ROUND_OFF_SAFETY * 2.0 * math.sqrt(self.masses.size + 4) * unit * (s0[j] + self.infinity_mass)
 
     def delta_by_terms(self, epsilon: float) -> float:
         """delta(eps) as the sum of its non-negative terms m_k (1 - e^{eps - eps_k}) over eps_k > eps plus the
@@ -698,8 +713,8 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
     plain, fresh = convolve(a, b, square)
     error_a, error_b = first.round_off, second.round_off
     tilt = error_a.tilt
-    if tilt <= 0.0:
-        return plain, RoundOff(untilted=error_a.untilted + error_b.untilted + fresh)
+    if tilt <= 0.0 or not (a.any() and b.any()):  # (no finite mass, e.g. a negligible mechanism's lower
+        return plain, RoundOff(untilted=error_a.untilted + error_b.untilted + fresh)  # PLD: nothing to tilt)
     (tilted_a, scale_a), (tilted_b, scale_b) = _log_tilted(first, tilt), _log_tilted(second, tilt)
     tilted, tilted_fresh = convolve(tilted_a, tilted_b, square)
     offset = first.offset + second.offset
@@ -834,6 +849,10 @@ class Composed:
         """ROUND_OFF_SAFETY times the largest round-off bound of the composed profiles at each eps."""
         return ROUND_OFF_SAFETY * np.max([p.round_off.at(epsilon) for p in self.upper + self.lower], axis=0)
 
+    def delta_error(self, epsilon: ArrayLike) -> np.ndarray:
+        """The largest bound on the composed profiles' evaluation errors at each eps (DiscretePLD)."""
+        return np.max([p.delta_error(epsilon) for p in self.upper + self.lower], axis=0)
+
     def points(self) -> int:
         """The size of the largest composed array."""
         return max(p.masses.size for p in self.upper + self.lower)
@@ -915,11 +934,14 @@ def _cumulants(
     base's (log m_k, eps_k).
 
     Terms below e^_NEGLIGIBLE times the largest are left out: they change no digit of the sums, and an
-    exponential that underflows into the subnormal range costs some 30 times a normal one."""
+    exponential that underflows into the subnormal range costs some 30 times a normal one. A base
+    without finite mass (a negligible mechanism's, all of it cut) is left out too: it has no centre."""
     value, slope = 0.0, 0.0
     for (log_masses, losses), count in zip(logs, times, strict=True):
         exponents = log_masses + tilt * losses
         scale = float(np.max(exponents))
+        if scale == -np.inf:
+            continue
         exponents -= scale
         exponents[exponents < _NEGLIGIBLE] = -np.inf
         weights = np.exp(exponents)
@@ -1039,17 +1061,20 @@ def compose_all(
 
 
 def _loss_shape(pair: DominatingPair) -> tuple[float, float]:
-    """The standard deviation of the remove-direction privacy loss, from a 2000-point discretization,
-    and the width of the range that holds all but 1e-15 of it at each end (loss_range; compositions cut
-    their steps' tails about that fine)."""
+    """The standard deviation of the remove-direction privacy loss, from a 2000-point discretization of
+    the range that holds all but 1e-9 of it at each end, and the width of the range that holds all but
+    1e-15 (loss_range; compositions cut their steps' tails about that fine). Where the first range is
+    empty (delta(0) <= 1e-9: the loss is within the scan's smallest step of 0 but for 1e-9), the
+    discretization covers the second; (0, 0) where that is empty too (a negligible mechanism)."""
     reverse = pair.add or pair.remove
+    wide = pair.loss_range or loss_range(pair.remove, reverse, Tails(1e-15, 1e-15))
     support = pair.loss_range or loss_range(pair.remove, reverse, Tails(1e-9, 1e-9))
-    if not support[1] > support[0]:  # every loss within 1e-9 of its limit: a negligible mechanism
+    support = support if support[1] > support[0] else wide
+    if not support[1] > support[0]:
         return 0.0, 0.0
     coarse = discretize(pair.remove, (support[1] - support[0]) / 2000, pessimistic=True, loss_range=support)
     mass = coarse.masses.sum()
     mean = float(coarse.masses @ coarse.losses) / mass
-    wide = pair.loss_range or loss_range(pair.remove, reverse, Tails(1e-15, 1e-15))
     return float(np.sqrt(coarse.masses @ (coarse.losses - mean) ** 2 / mass)), wide[1] - wide[0]
 
 
@@ -1080,7 +1105,7 @@ def initial_interval(components: Components, accuracy: float, *, cheap: bool = T
     density = sum(count / max(scale, floor) for (scale, _), count in shapes)
     modelled = np.sqrt(accuracy * composed / (0.02 * density))
     first = max(span for (_, span), _ in shapes) / _FIRST_POINTS if cheap else 0.0
-    return float(min(0.05, max(modelled, composed / _FIRST_GRID, first)))
+    return float(min(0.05, max(modelled, composed / _FIRST_GRID, first, _FINEST_FIRST)))
 
 
 class Measurement(NamedTuple):
@@ -1276,9 +1301,9 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
     """Bounds on delta(eps) of the composition, the worst direction's profile, at every eps
     of an array from ONE composition per grid (a whole privacy-profile table costs what one point does).
 
-    The round-off g(eps) of the composition (Composed.round_off_at) is added to the upper profile and
-    taken from the lower one; refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the
-    gap is the round-off's.
+    The round-off g(eps) of the composition (Composed.round_off_at), with the error of evaluating the
+    profiles (Composed.delta_error), is added to the upper profile and taken from the lower one;
+    refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the gap is the round-off's.
     Where a delta came out within 100 g of zero, the composition is redone tilted towards the largest
     such eps (TailTarget), whose round-off there is far smaller, from the first grid again and within
     what the plain refinement left of the work budget (work_budget); the plain refinement leaves such
@@ -1292,7 +1317,7 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
     swallowed_below = 1e2 * predicted_round_off(components)
 
     def measure(composed: Composed, *, plain: bool = True) -> Measurement:
-        floor = composed.round_off_at(flat)
+        floor = composed.round_off_at(flat) + composed.delta_error(flat)
         upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
         lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
         upper = np.minimum(upper * (1 + _SAFETY) + floor, 1.0)
