@@ -1397,7 +1397,8 @@ def _symmetrized_tests(
     alpha, beta = alpha[first], beta[first]
     kept = lower_hull(alpha, beta)
     alpha, beta = alpha[kept], beta[kept]
-    return alpha, beta, np.append(-np.diff(beta) / np.diff(alpha), 0.0)
+    with np.errstate(over="ignore"):  # (inf: an edge whose alphas differ by a subnormal, tradeoff_of)
+        return alpha, beta, np.append(-np.diff(beta) / np.diff(alpha), 0.0)
 
 
 def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray, *, pessimistic: bool = False) -> np.ndarray:
@@ -1408,7 +1409,11 @@ def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray, *, pessimistic: 
 
     pessimistic: the PLDs are upper profiles, whose beta is a lower bound: a vertex alpha (a Q-mass) that
     rounding put above 1 is taken as 1 (an ulp of Q-mass over 1 gave beta(1) = 2e-24 > 0, the truth);
-    moving vertices left, with the segment's rate kept, only lowers beta."""
+    moving vertices left, with the segment's rate kept, only lowers beta.
+
+    A rate can overflow to inf (losses above 709, or a hull edge whose alphas differ by a subnormal): on
+    such a segment beta is interpolated between its two vertices instead, (beta_j - beta_{j+1}) times
+    the share of the segment's alpha width still to go (rate inf times that width was beta 1 there)."""
     if len(plds) == 1:
         vertices, values, rates = _tests(plds[0], pessimistic=pessimistic)
     else:
@@ -1417,8 +1422,14 @@ def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray, *, pessimistic: 
         vertices = np.minimum(vertices, 1.0)
     alpha = np.asarray(alpha, dtype=float)
     segment = np.clip(np.searchsorted(vertices, alpha, side="right") - 1, 0, vertices.size - 2)
-    beta = values[segment + 1] + rates[segment] * (vertices[segment + 1] - alpha)
-    return np.where(alpha >= vertices[-1], 0.0, np.clip(beta, 0.0, 1.0))
+    left = vertices[segment + 1] - alpha
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rise = np.where(
+            np.isinf(rates[segment]),
+            (values[segment] - values[segment + 1]) * (left / (vertices[segment + 1] - vertices[segment])),
+            rates[segment] * left,
+        )
+    return np.where(alpha >= vertices[-1], 0.0, np.clip(values[segment + 1] + rise, 0.0, 1.0))
 
 
 def tradeoff_bounds(components: Components, alpha: ArrayLike, **precision: Unpack[Precision]) -> Bounds:

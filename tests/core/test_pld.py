@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from math import comb
 
 import mpmath as mp
@@ -744,6 +745,29 @@ def test_the_crowd_on_the_grid_makes_the_lower_bound_tight_on_coarse_grids() -> 
     upper = float(pld._epsilons(composed.upper, np.array([1e-5]))[0])
     lower = float(pld._epsilons(composed.lower, np.array([1e-5]))[0])
     assert 0.07 < lower <= upper < lower + 3e-4
+
+
+@pytest.mark.parametrize("directions", [1, 2])
+def test_tradeoff_across_a_vertical_edge_is_interpolated(directions: int) -> None:
+    """Half the P-mass at loss 720, half at 0: rejecting the atom at 720 is the test (alpha_0, 1 / 2),
+    alpha_0 = e^-720 / 2 subnormal, and the trade-off function is the larger of the lines 1 - alpha
+    e^720 and 1 / 2 - (alpha - alpha_0) (its rate e^720 overflows; so does the symmetrized hull's slope
+    with the same pair's atom at 719 beside it, whose function lies above: this warned in calibrate sgd).
+    Exact: the PLD is the pair itself; mpmath, with the subnormal alphas' own precision (1e-7 at 1e-320)."""
+    plds = []
+    for top in (720, 719)[:directions]:
+        masses = np.zeros(top + 1)
+        masses[[0, -1]] = 0.5
+        plds.append(pld.DiscretePLD(0, 1.0, masses, 0.0))
+    alpha = np.array([0.0, 1e-320, 5e-314, 0.25])
+    with mp.workdps(30):
+        corner = mp.exp(-720) / 2
+        exact = [float(max(1 - mp.mpf(a) * mp.exp(720), mp.mpf(1) / 2 - (a - corner))) for a in alpha]
+    for pessimistic in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            beta = pld.tradeoff_of(plds, alpha, pessimistic=pessimistic)
+        assert beta == pytest.approx(exact, abs=1e-6)
 
 
 # ---------------------------------------------------------------- the work budget
