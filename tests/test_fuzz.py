@@ -567,10 +567,6 @@ REGRESSIONS: list[tuple[Args, int]] = [
 the exit code each must give."""
 
 ELSEWHERE = {
-    "calibrate sgd --dataset-size 301 --batch-size 1 --steps 639 --max-tpr 0.365 --at-fpr 3.18e-05 -f json": (
-        "core/pld.py _symmetrized_tests: -diff(beta) / diff(alpha) overflows where the alphas of a hull"
-        " vertex pair differ by a subnormal (a vertical edge, rate inf)"
-    ),
 }
 """Failures whose fix belongs in a file another engineer is changing: expected to fail (strictly, so a fix
 shows up as an unexpected pass and the entry is removed)."""

@@ -252,13 +252,15 @@ class NumericalPLD:
                 "removes; they are rigorous"
             )
         elif not bounds.reached:
-            from gdpcli.core.pld import time_budget
+            from gdpcli.core.pld import MAX_WORK, work_budget
 
             width = _width(upper, lower, relative) or "no finite width"
             note = (
-                f"pld: the {name} bounds stopped at the time/size budget with {width} "
-                f"(--accuracy {self.accuracy:g} asks {rule} and allows {time_budget(self.accuracy):g} s "
-                "of refinement; a smaller --accuracy allows more, up to 10 s); they are rigorous, only wider"
+                f"pld: the {name} bounds stopped at the work/size budget with {width} "
+                f"(--accuracy {self.accuracy:g} asks {rule} and allows {work_budget(self.accuracy):.2g} "
+                "units of grid work, FFT lengths n log2 n and profile evaluations: counted, not timed, so a "
+                "busy machine stops at the same grid as an idle one; a smaller --accuracy allows more, up to "
+                f"{MAX_WORK:.2g}); they are rigorous, only wider"
             )
         return note
 
