@@ -430,7 +430,9 @@ def test_method_words_mean_what_they_mean_in_compose(gdpcli) -> None:
     assert rows_of(gdpcli(*full, "-f", "json")) == rows_of(gdpcli(*full, "--method", "exact", "-f", "json"))
 
 
+@pytest.mark.slow
 def test_target_beyond_the_search_is_an_input_error(gdpcli) -> None:
+    """Slow: the refusal comes after the whole doubling search (19 RDP conversions, about 3 s)."""
     outcome = gdpcli(*RUN, "--method", "rdp", "--target-epsilon", "1e308")
     assert outcome.code == 2
     assert "allows more than 1e+12 steps" in outcome.stderr and outcome.stderr.count("\n") == 1
