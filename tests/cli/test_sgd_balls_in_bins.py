@@ -43,8 +43,10 @@ def test_mnist_bounds_are_ordered_and_labelled(gdpcli) -> None:
     assert poisson["method"] == "as-if-poisson"
 
 
+@pytest.mark.slow
 def test_budget_round_trip(gdpcli) -> None:
-    """--target-epsilon: the budget's upper bound is within the target, and one more step is not."""
+    """--target-epsilon: the budget's upper bound is within the target, and one more step is not.
+    Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     query = (*MNIST, "--sampling", "balls-in-bins", "--delta", "1e-5")
     [budget] = rows_of(gdpcli(*query, "--target-epsilon", "1", "-f", "json"))
     assert budget["guarantee"] == "upper_bound" and budget["epsilon"] <= 1.0
@@ -62,8 +64,10 @@ def test_methods_without_an_analysis_are_refused(gdpcli, method: str) -> None:
     assert len(outcome.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_calibrated_noise_round_trips(gdpcli) -> None:
-    """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target."""
+    """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target.
+    Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sampling", "balls-in-bins")
     [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
     assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0

@@ -39,8 +39,10 @@ def test_a_tight_cap_costs_privacy(gdpcli) -> None:
     assert capped[0]["truncation_probability"] == pytest.approx(0.00387, rel=0.01)
 
 
+@pytest.mark.slow
 def test_step_budget_rests_on_the_upper_bound(gdpcli) -> None:
-    """--target-epsilon: the largest T whose rigorous upper bound stays within the target; T + 1 does not."""
+    """--target-epsilon: the largest T whose rigorous upper bound stays within the target; T + 1 does not.
+    Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     query = (*MNIST, "--sampling", "truncated-poisson", "--max-batch-size", "300", "--delta", "1e-5")
     [budget] = rows_of(gdpcli(*query, "--target-epsilon", "1", "-f", "json"))
     assert budget["guarantee"] == "upper_bound" and budget["epsilon"] <= 1.0
@@ -71,8 +73,10 @@ def test_bad_input_is_refused(gdpcli, extra: tuple[str, ...], code: int, message
     assert message in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_calibrated_noise_round_trips(gdpcli) -> None:
-    """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target."""
+    """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target.
+    Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60")
     data += ("--sampling", "truncated-poisson", "--max-batch-size", "300")
     [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
