@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,7 +27,7 @@ from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Side, by_side
 
 if TYPE_CHECKING:
-    from gdpcli.core.pld import Bounds, Components, ProfileFn
+    from gdpcli.core.pld import Bounds, Components, Compositions, ProfileFn
 
 
 class ExactGDP:
@@ -224,20 +225,36 @@ class NumericalPLD:
         some mechanism has none (a bound on its privacy loss only). Which of a composition's bounds
         [lower, upper] is on which side is the quantity's (guarantees.by_side): for beta the pessimistic
         composition gives the lower bound."""
-        bounds = bounds_of(self.components, queries, accuracy=self.accuracy)
+        bounds = bounds_of(self.components, queries, accuracy=self.accuracy, compositions=self._compositions)
         note = self._note(bounds, name, relative=relative)
         pessimistic, optimistic = by_side(name, bounds.upper, bounds.lower)
         other_note = note
         if self.lower_components is None:
             optimistic, other_note = no_loss(name, queries), _NO_LOWER_PAIR
         elif self.lower_components is not self.components:
-            lower = bounds_of(self.lower_components, queries, accuracy=self.accuracy)
+            lower = bounds_of(
+                self.lower_components, queries, accuracy=self.accuracy, compositions=self._lower_compositions
+            )
             optimistic = by_side(name, lower.upper, lower.lower)[1]
             other_note = self._note(lower, name, relative=relative)
         return [
             Figures(np.atleast_1d(pessimistic), PESSIMISTIC, self.method, name, note=note),
             Figures(np.atleast_1d(optimistic), OPTIMISTIC, self.optimistic_method, name, note=other_note),
         ]
+
+    @cached_property
+    def _compositions(self) -> Compositions:
+        """The dominating pairs' compositions, kept across questions (core.pld.Compositions)."""
+        from gdpcli.core.pld import Compositions
+
+        return Compositions(self.components)
+
+    @cached_property
+    def _lower_compositions(self) -> Compositions:
+        """The lower pairs' compositions, kept across questions."""
+        from gdpcli.core.pld import Compositions
+
+        return Compositions(self.lower_components)
 
     def _note(self, bounds: Bounds, name: str, *, relative: bool) -> str | None:
         """Where the refinement stopped at its budget (Bounds.reached), or met the rule only but for the

@@ -1120,7 +1120,7 @@ class Measurement(NamedTuple):
 
 
 def _refine(
-    components: Components,
+    compose: Compositions,
     measure: Callable[[Composed], Measurement],
     accuracy: float,
     absolute: float,
@@ -1158,7 +1158,7 @@ def _refine(
     while True:
         cap = max_points if known is not None else min(max_points, _FIRST_MAX_POINTS)
         try:
-            composed = compose_all(components, interval, cap, target)
+            composed = compose(interval, cap, target)
         except GridTooLarge:
             if known is not None:  # the size prediction fell short: the bounds found stand
                 return replace(known, reached=False)
@@ -1266,7 +1266,7 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
     a tilted composition (TailTarget). Bounds are rounded outward by 1e-12 relative.
     """
-    accuracy, max_points = _precision(precision)
+    accuracy, max_points, compose = _precision(precision, components)
     delta = np.asarray(delta, dtype=float)
     flat = np.atleast_1d(delta)
     for value in flat:
@@ -1293,7 +1293,7 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     interval = initial_interval(components, accuracy)
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
-    bounds = _refine(components, measure, accuracy, absolute, max_points, interval, target, widest=widest)
+    bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
     return _shaped(bounds, delta.shape)
 
 
@@ -1310,7 +1310,7 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
     deltas to it, and the answer is the tighter of the two compositions' bounds at each eps. Bounds
     are rounded outward by 1e-12 relative.
     """
-    accuracy, max_points = _precision(precision)
+    accuracy, max_points, compose = _precision(precision, components)
     epsilon = np.asarray(epsilon, dtype=float)
     flat = np.atleast_1d(epsilon)
 
@@ -1327,27 +1327,59 @@ def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack
 
     interval = initial_interval(components, accuracy)
     budget = work_budget(accuracy)
-    bounds = _refine(components, measure, accuracy, 1e-15, max_points, interval, budget=budget)
+    bounds = _refine(compose, measure, accuracy, 1e-15, max_points, interval, budget=budget)
     swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < swallowed_below)
     if np.any(swallowed):
         target = TailTarget(epsilon=float(flat[swallowed].max()))
         tilted_measure, left = partial(measure, plain=False), budget - bounds.work
-        tilted = _refine(components, tilted_measure, accuracy, 1e-15, max_points, interval, target, left)
+        tilted = _refine(compose, tilted_measure, accuracy, 1e-15, max_points, interval, target, left)
         bounds = replace(_tightest(bounds, tilted), reached=tilted.reached, work=bounds.work + tilted.work)
     return _shaped(bounds, epsilon.shape)
 
 
+class Compositions:
+    """compose_all of one list of components, keeping what it composed for the questions asked next: an
+    accountant asks epsilon, delta and beta of the same list, risk asks beta and delta, and the equal-error
+    search asks beta twenty times, each refinement starting from the same first grid. A kept composition is
+    the object compose_all returned, so no answer changes; grids above _KEPT_POINTS points are not kept,
+    and at most _KEPT of them (the oldest goes first)."""
+
+    def __init__(self, components: Components) -> None:
+        self.components = components
+        self._kept: dict[tuple[float, int, TailTarget | None], Composed] = {}
+
+    def __call__(self, interval: float, cap: int, target: TailTarget | None) -> Composed:
+        key = (interval, cap, target)
+        if key not in self._kept:
+            composed = compose_all(self.components, interval, cap, target)
+            if composed.points() > _KEPT_POINTS:
+                return composed
+            if len(self._kept) >= _KEPT:
+                del self._kept[next(iter(self._kept))]
+            self._kept[key] = composed
+        return self._kept[key]
+
+
+_KEPT_POINTS = 2**20  # the largest composed array Compositions keeps (8 MiB)
+_KEPT = 8  # the most compositions it keeps
+
+
 class Precision(TypedDict, total=False):
     """The keywords every bounds function takes: `accuracy`, the width asked (DEFAULT_ACCURACY by default;
-    each function states its rule), and `max_points`, the cap on the points of a grid (MAX_POINTS)."""
+    each function states its rule), `max_points`, the cap on the points of a grid (MAX_POINTS), and
+    `compositions`, the Compositions of the same components to draw on (by default a new one)."""
 
     accuracy: float
     max_points: int
+    compositions: Compositions
 
 
-def _precision(precision: Precision) -> tuple[float, int]:
-    """(accuracy, max_points) with their defaults."""
-    return precision.get("accuracy", DEFAULT_ACCURACY), precision.get("max_points", MAX_POINTS)
+def _precision(precision: Precision, components: Components) -> tuple[float, int, Compositions]:
+    """(accuracy, max_points, compositions) with their defaults."""
+    compositions = precision.get("compositions") or Compositions(components)
+    if compositions.components is not components:
+        raise ValueError("the compositions given are of other components")
+    return precision.get("accuracy", DEFAULT_ACCURACY), precision.get("max_points", MAX_POINTS), compositions
 
 
 def _check_delta(delta: float) -> None:
@@ -1440,7 +1472,7 @@ def tradeoff_bounds(components: Components, alpha: ArrayLike, **precision: Unpac
     PLDs give a lower bound on beta, the optimistic ones an upper bound (also capped at 1 - alpha);
     refined until max(beta_upper - beta_lower) <= accuracy (absolute).
     """
-    accuracy, max_points = _precision(precision)
+    accuracy, max_points, compose = _precision(precision, components)
     alpha = np.asarray(alpha, dtype=float)
     flat = np.atleast_1d(alpha)
 
@@ -1452,4 +1484,4 @@ def tradeoff_bounds(components: Components, alpha: ArrayLike, **precision: Unpac
         return Measurement(upper, lower)
 
     interval = initial_interval(components, accuracy)
-    return _shaped(_refine(components, measure, 0.0, accuracy, max_points, interval), alpha.shape)
+    return _shaped(_refine(compose, measure, 0.0, accuracy, max_points, interval), alpha.shape)
