@@ -848,3 +848,28 @@ def test_a_negligible_dp_sgd_run_is_bracketed() -> None:
         mu_t = q * mp.sqrt(steps * mp.expm1(mp.mpf(mu) ** 2))
         advantage = 2 * mp.ncdf(mu_t / 2) - 1
     assert bounds.lower <= advantage <= bounds.upper <= 1.05 * bounds.lower
+
+
+def test_compositions_are_kept_across_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Questions sharing a Compositions get the bounds they get alone, and no grid composed for one is
+    composed again for the next."""
+    pair = pld.DominatingPair(lambda eps: gdp.delta(eps, 0.5))
+    components = [(pair, 20)]
+    calls: list[tuple] = []
+    compose_all = pld.compose_all
+    monkeypatch.setattr(pld, "compose_all", lambda *args: calls.append(args[1:]) or compose_all(*args))
+
+    def ask(**shared: pld.Compositions) -> list[pld.Bounds]:
+        return [
+            pld.epsilon_bounds(components, 1e-5, **shared),
+            pld.delta_bounds(components, 1.0, **shared),
+            pld.tradeoff_bounds(components, 0.1, **shared),
+        ]
+
+    alone = ask()
+    composed_alone, calls[:] = len(calls), []
+    shared = ask(compositions=pld.Compositions(components))
+    assert [(b.upper, b.lower) for b in shared] == [(b.upper, b.lower) for b in alone]
+    assert len(calls) == len(set(calls)) < composed_alone
+    with pytest.raises(ValueError, match="other components"):
+        pld.epsilon_bounds([(pair, 10)], 1e-5, compositions=pld.Compositions(components))
