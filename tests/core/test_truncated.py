@@ -15,10 +15,10 @@ import pytest
 
 from gdpcli.accounting import truncated_poisson
 from gdpcli.accounting.dpsgd import Run
-from gdpcli.accounting.figures import LOWER, UPPER
 from gdpcli.core import pld, truncated
 from gdpcli.errors import InputError
 from gdpcli.events import Gaussian, Sampled
+from gdpcli.guarantees import Guarantee
 
 MNIST = {"dataset_size": 60000, "sampling_rate": 256 / 60000}
 
@@ -125,7 +125,7 @@ def test_no_truncation_is_plain_poisson(cap: int) -> None:
     run = _run(MNIST["sampling_rate"], 14063, 1.1, MNIST["dataset_size"], cap)
     figures = truncated_poisson.figures(run, 1e-5, 0.005)
     plain = _bounds(Sampled(Gaussian(1.1, 1.0), run.sampling_rate).dominating_pair(), run.steps)
-    assert [f.guarantee for f in figures] == [UPPER, LOWER]
+    assert [f.guarantee for f in figures] == [Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND]
     np.testing.assert_allclose(figures[0].values, plain.upper, rtol=1e-14)
     np.testing.assert_allclose(figures[1].values, plain.lower, rtol=1e-14)
     assert figures[0].details[0]["truncation_probability"] == 0.0
@@ -197,7 +197,7 @@ def test_against_dp_accounting_live() -> None:
 def test_upper_is_at_least_lower(size: int, rate: float, cap: int, sigma: float, steps: int) -> None:
     run = _run(rate, steps, sigma, size, cap)
     upper, lower = truncated_poisson.figures(run, 1e-6, 0.005)
-    assert (upper.guarantee, lower.guarantee) == (UPPER, LOWER)
+    assert (upper.guarantee, lower.guarantee) == (Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND)
     assert upper.values[0] >= lower.values[0] > 0
     plain = _bounds(Sampled(Gaussian(sigma, 1.0), rate).dominating_pair(), steps, 1e-6)
     assert lower.values[0] <= plain.upper  # zero-gradient others only ever lose the example
