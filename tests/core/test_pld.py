@@ -873,3 +873,27 @@ def test_compositions_are_kept_across_questions(monkeypatch: pytest.MonkeyPatch)
     assert len(calls) == len(set(calls)) < composed_alone
     with pytest.raises(ValueError, match="other components"):
         pld.epsilon_bounds([(pair, 10)], 1e-5, compositions=pld.Compositions(components))
+
+
+@pytest.mark.slow
+def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """q 3.3e-4, sigma 4, 1e4 Poisson steps at delta 1e-10: at tilt 64 the round-off swallows the delta
+    (refused, floor 3e-9); the saddle point, t = 800, answers inside prv-accountant's bracket."""
+    from prv_accountant import PRVAccountant
+    from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
+
+    from gdpcli import events
+
+    run = events.dpsgd(noise_multiplier=4.0, sampling_rate=0.00033, steps=10_000)
+    components = [(run.step.dominating_pair(), run.times)]
+    bounds = pld.epsilon_bounds(components, 1e-10)
+    mechanism = PoissonSubsampledGaussianMechanism(noise_multiplier=4.0, sampling_probability=0.00033)
+    prv = PRVAccountant([mechanism], max_self_compositions=[10_000], eps_error=1e-3, delta_error=1e-13)
+    low, _, high = prv.compute_epsilon(delta=1e-10, num_self_compositions=[10_000])  # [0.04354, 0.04554]
+    assert low <= bounds.lower <= bounds.upper <= high
+    assert bounds.upper - bounds.lower < 1e-3 * bounds.lower
+    monkeypatch.setattr(pld, "_STEEPEST_TILT", pld._MAX_TILT)
+    with pytest.raises(pld.RoundOffFloor):
+        pld.epsilon_bounds(components, 1e-10)
