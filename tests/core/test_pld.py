@@ -382,12 +382,11 @@ def _mp_gdp_epsilon(mu: float, delta: float) -> float:
     delta."""
     import mpmath as mp
 
-    mp.mp.dps = 50
-
     def profile(eps: mp.mpf) -> mp.mpf:
         return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2) - delta
 
-    return float(mp.findroot(profile, (mp.mpf(0), mp.mpf(200)), solver="bisect", tol=mp.mpf(10) ** -30))
+    with mp.workdps(50):
+        return float(mp.findroot(profile, (mp.mpf(0), mp.mpf(200)), solver="bisect", tol=mp.mpf(10) ** -30))
 
 
 @pytest.mark.parametrize("delta", [1e-8, 1e-12, 1e-16, 1e-28])
@@ -554,13 +553,13 @@ def _mp_poisson_add_tail(sigma: float, q: float, loss: float) -> float:
     mu = 1 / sigma: L < loss <=> x > (log((e^-loss - 1 + q) / q) + mu^2 / 2) / mu (mpmath, 30 digits)."""
     import mpmath as mp
 
-    mp.mp.dps = 30
-    mu = 1 / mp.mpf(sigma)
-    threshold = (mp.log((mp.exp(-mp.mpf(loss)) - 1 + q) / q) + mu**2 / 2) / mu
-    return float(mp.ncdf(-threshold))
+    with mp.workdps(30):
+        mu = 1 / mp.mpf(sigma)
+        threshold = (mp.log((mp.exp(-mp.mpf(loss)) - 1 + q) / q) + mu**2 / 2) / mu
+        return float(mp.ncdf(-threshold))
 
 
-@pytest.mark.parametrize("interval", [3.4e-6, 1e-5, 5e-5, 1e-3, 0.02])
+@pytest.mark.parametrize("interval", [*finest(3.4e-6), 1e-5, 5e-5, 1e-3, 0.02])
 def test_pessimistic_masses_at_negative_losses_carry_no_rounding_mass(interval: float) -> None:
     """Connect the dots at negative losses, where the profile is within rounding of 1 - x, took second
     differences of values near 1: at q 1e-4, sigma 0.5, grid 5e-5 the add direction's PLD had 1 + 1.9e-7
@@ -613,7 +612,7 @@ def test_truncated_windows_follow_the_mass() -> None:
 _GAUSSIAN_LIST_DELTA_3 = 0.78928848498972647704191830766
 
 
-@pytest.mark.parametrize("interval", [*finest(5e-6, 1e-5), 3e-5, 1e-4, 1e-3, 0.01])
+@pytest.mark.parametrize("interval", [*finest(5e-6, 1e-5, 3e-5), 1e-4, 1e-3, 0.01])
 def test_every_grid_brackets_a_list_with_equal_counts(interval: float) -> None:
     """Components repeated equally often are composed once and the product self-composed (_compose_direction):
     every grid's bounds still hold."""
@@ -626,9 +625,9 @@ def test_gaussian_list_delta_recipe() -> None:
     """The constant above, recomputed."""
     import mpmath as mp
 
-    mp.mp.dps = 40
-    mu = mp.sqrt(mp.mpf("14.25"))
-    exact = mp.ncdf(-3 / mu + mu / 2) - mp.e**3 * mp.ncdf(-3 / mu - mu / 2)
+    with mp.workdps(40):
+        mu = mp.sqrt(mp.mpf("14.25"))
+        exact = mp.ncdf(-3 / mu + mu / 2) - mp.e**3 * mp.ncdf(-3 / mu - mu / 2)
     assert float(exact) == pytest.approx(_GAUSSIAN_LIST_DELTA_3, rel=1e-15)
 
 
