@@ -38,7 +38,7 @@ from gdpcli.cli.app import run
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCURACY = "0.05"  # coarse: each run answers fast; the bounds are as rigorous as at any accuracy
-FINE = "0.005"  # the reference grid: ten times finer
+FINE = "0.01"  # the reference grid: five times finer
 DELTA, EPSILON, ALPHA, FPR, PRIOR = 1e-5, 0.5, 0.1, 0.1, 0.3
 IMPLIED = (1.0, 0.2)  # --implies EPSILON,DELTA: G_1 has delta(1) = 0.1269 (implied), G_sqrt(3) 0.35 (not)
 TOLERANCE = 1e-9  # relative slack of exact figures against a closed form (both are floats)

@@ -221,7 +221,10 @@ def test_closed_stderr_keeps_the_exit_code() -> None:
     assert shell("convert gdp:mu=-1 --delta 1e-5 2>&-").returncode == 2
 
 
-@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+@pytest.mark.parametrize(
+    "fmt",
+    ["table", pytest.param("csv", marks=pytest.mark.slow), pytest.param("json", marks=pytest.mark.slow)],
+)
 def test_broken_pipe_ends_quietly(fmt: str) -> None:
     """The reader goes before gdpcli writes (`| head -1` on a long output): exit 1, nothing on stderr."""
     args = [*GDPCLI, "compose", "gdp:mu=1", "--epsilon", "0:10:2000", "-f", fmt]
@@ -311,7 +314,7 @@ NARROW = [
 ]
 
 
-@pytest.mark.parametrize("width", [80, 60])
+@pytest.mark.parametrize("width", [80, pytest.param(60, marks=pytest.mark.slow)])
 @pytest.mark.parametrize(("args", "answers"), NARROW)
 def test_answers_are_whole_in_narrow_tables(
     gdpcli, monkeypatch: pytest.MonkeyPatch, width: int, args: tuple[str, ...], answers: tuple[str, ...]
