@@ -523,7 +523,7 @@ def test_every_grid_brackets_the_gaussian_composition(interval: float) -> None:
     assert lower <= _GAUSSIAN_10_DELTA_1 <= upper
 
 
-@pytest.mark.parametrize("interval", [*finest(3.4e-6, 5.2e-6, 1e-5), 3.3e-5, 1e-4, 1e-3, 0.01])
+@pytest.mark.parametrize("interval", [*finest(3.4e-6, 5.2e-6, 1e-5, 3.3e-5), 1e-4, 1e-3, 0.01])
 def test_every_grid_brackets_a_poisson_step(interval: float) -> None:
     """One Poisson-subsampled Gaussian step (q 0.01, mu 2), whose remove profile has the kink at
     log(1 - q) that the optimistic discretization lifts to the line 1 - x (_between_limits). On the grid
