@@ -461,6 +461,10 @@ CASES = (
         f"sgd {MNIST} --steps 10000000 --delta 1e-10",
         (quote("at `--delta 1e-10` it prints [«210.48», «213.74»]", bounds()),),
     ),
+    Case(
+        "sgd --sampling-rate 0.00033 --noise-multiplier 4 --steps 10000 --delta 1e-10",
+        (quote("--steps 10000 --delta 1e-10` gives [«0.044534», «0.044549»]", bounds()),),
+    ),
 )
 
 

@@ -194,6 +194,7 @@ class NumericalPLD:
     optimistic_method = "pld"  # the method named on the optimistic figures
 
     def __init__(self, specs: Sequence[Repeated], accuracy: float) -> None:
+        self.specs: Sequence[Repeated] | None = specs
         self.components = [(spec.step.dominating_pair(), spec.times) for spec in specs]
         self.lower_components = self.components
         if not all(spec.step.profile_is_exact for spec in specs):
@@ -237,10 +238,27 @@ class NumericalPLD:
             )
             optimistic = by_side(name, lower.upper, lower.lower)[1]
             other_note = self._note(lower, name, relative=relative)
-        return [
+        figures = [
             Figures(np.atleast_1d(pessimistic), PESSIMISTIC, self.method, name, note=note),
             Figures(np.atleast_1d(optimistic), OPTIMISTIC, self.optimistic_method, name, note=other_note),
         ]
+        swallowed = np.atleast_1d(bounds.swallowed)
+        if np.any(swallowed):
+            reasons = tuple({"reason": _SWALLOWED} if gone else {} for gone in swallowed)
+            figures[0] = replace(figures[0], details=reasons)
+            figures += self._stand_in(queries)
+        return figures
+
+    def _stand_in(self, deltas: np.ndarray) -> list[Figures]:
+        """Where the round-off swallows a delta's upper bound: RDP's optimal conversion at every delta
+        asked, rigorous at any delta and looser than the PLD's (nothing where RDP does not apply)."""
+        if self.specs is None:
+            return []
+        try:
+            found = RenyiAccountant(self.specs, ("optimal",)).epsilon(deltas)
+        except ComputationError:
+            return []
+        return [replace(figure, note=_STAND_IN) for figure in found]
 
     @cached_property
     def _compositions(self) -> Compositions:
@@ -293,7 +311,17 @@ class PairsPLD(NumericalPLD):
     ) -> None:
         self.components, self.lower_components, self.accuracy = upper, lower, accuracy
         self.method, self.optimistic_method = methods
+        self.specs = None  # no RDP stands in: the pairs are no composition of events
 
+
+_SWALLOWED = (
+    "epsilon = inf: the round-off of the PLD composition swallows this delta (it would take half of it), so "
+    "the PLD gives no upper bound here, only its lower bound"
+)
+_STAND_IN = (
+    "rdp: where the PLD's round-off swallows a delta, RDP's optimal conversion (rigorous at any delta, "
+    "looser) gives the upper bound, in rows of its own"
+)
 
 _NO_LOWER_PAIR = (
     "pld: some mechanism is known through a bound on its privacy loss only; the optimistic figure is that "

@@ -319,8 +319,9 @@ def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) ->
     """auto: exact GDP at q = 1, else rigorous PLD upper and lower bounds (Thm 10 for fixed-size sampling);
     exact: the closed form only; pld: the PLD bounds always.
 
-    Where the PLD cannot answer (delta below its round-off floor, epsilon beyond its range) the error
-    points to RDP when RDP applies to this run.
+    Where the PLD cannot answer (an epsilon beyond its range) the error points to RDP when RDP applies to
+    this run; a delta its round-off swallows gets RDP's upper bound beside the PLD's lower one
+    (NumericalPLD).
     """
     from gdpcli import accounting
 

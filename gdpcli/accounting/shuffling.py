@@ -151,7 +151,7 @@ def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
 
     clip = run.step_sensitivity / run.relation.sensitivity
     poisson = dataclasses.replace(run, sampling="poisson", sensitivity=clip)
-    [upper, _] = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)
+    upper = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)[0]
     return dataclasses.replace(upper, side=APPROXIMATE, method=POISSON_METHOD)
 
 

@@ -811,7 +811,8 @@ class Bounds:
     the asked accuracy (the bounds are still rigorous, only wider); `carried` is how much wider than asked
     they are at the widest query where the asked width was met but for the round-off they carry
     (Measurement.slack), which no finer grid removes; `work` is the grid work the refinement spent
-    (Composed.work over its grids)."""
+    (Composed.work over its grids); `swallowed` marks the queries whose upper bound the round-off
+    swallowed on every grid (epsilon_bounds: upper is inf there, saying nothing of the truth)."""
 
     upper: ArrayLike
     lower: ArrayLike
@@ -819,6 +820,7 @@ class Bounds:
     reached: bool = True
     carried: float = 0.0
     work: float = 0.0
+    swallowed: np.ndarray | bool = False
 
 
 @dataclass(frozen=True)
@@ -1115,12 +1117,14 @@ def initial_interval(components: Components, accuracy: float, *, cheap: bool = T
 class Measurement(NamedTuple):
     """Bounds at every query from one composed grid, the part of their gap that no finer grid removes
     (`slack`: the round-off carried into the bounds), and the queries that do not decide refinement
-    (`settled`: answered exactly, or left to another composition)."""
+    (`settled`: answered exactly, or left to another composition), among them those whose upper bound the
+    round-off swallowed (`swallowed`)."""
 
     upper: np.ndarray
     lower: np.ndarray
     slack: np.ndarray | float = 0.0
     settled: np.ndarray | bool = False
+    swallowed: np.ndarray | bool = False
 
 
 def _refine(
@@ -1173,7 +1177,10 @@ def _refine(
         measured = measure(composed)
         work = composed.work()
         spent += work
-        known = _tightest(known, Bounds(measured.upper, measured.lower, float(interval), work=spent))
+        found = Bounds(
+            measured.upper, measured.lower, float(interval), work=spent, swallowed=measured.swallowed
+        )
+        known = _tightest(known, found)
         gap, asked, slack = _worst_gap(known, measured, accuracy, absolute, widest)
         allowed = asked + slack
         progress.report(
@@ -1200,10 +1207,11 @@ def _refine(
 
 def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
     """The tighter of two rigorous bounds at every query (both hold, so their intersection does), with
-    the rest (interval, work) of the newer."""
+    the rest (interval, work) of the newer; a query stays swallowed only if both swallowed it."""
     if known is None:
         return new
-    return replace(new, upper=np.minimum(known.upper, new.upper), lower=np.maximum(known.lower, new.lower))
+    upper, lower = np.minimum(known.upper, new.upper), np.maximum(known.lower, new.lower)
+    return replace(new, upper=upper, lower=lower, swallowed=known.swallowed & new.swallowed)
 
 
 def _worst_gap(
@@ -1230,6 +1238,7 @@ def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
         bounds,
         upper=as_output(np.reshape(bounds.upper, shape)),
         lower=as_output(np.reshape(bounds.lower, shape)),
+        swallowed=np.reshape(np.broadcast_to(bounds.swallowed, np.shape(bounds.upper)), shape),
     )
 
 
@@ -1247,18 +1256,6 @@ def _epsilons(plds: Sequence[DiscretePLD], deltas: np.ndarray) -> np.ndarray:
     return np.where(deltas > 0.0, values, np.inf)
 
 
-class RoundOffFloor(ComputationError):
-    """A delta that the composition's round-off would swallow."""
-
-
-def _round_off_error(delta: float, floor: float) -> RoundOffFloor:
-    """The error for a delta that the composition's round-off would swallow."""
-    return RoundOffFloor(
-        f"delta {delta:.3g} is below the accountant's round-off floor {floor:.1g}",
-        hint="ask for a larger delta",
-    )
-
-
 def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
     """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP, for one delta or an
     array of them from ONE composition per grid (Bounds then holds arrays).
@@ -1273,10 +1270,11 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     small ones (no one quotes an epsilon of 0.06 to 1e-4), and for few steps no wider than a per-step
     grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
     a tilted composition (TailTarget), at a tilt of at most _MAX_TILT first and, where its round-off would
-    swallow a delta (RoundOffFloor), again at the saddle point up to _STEEPEST_TILT: steeper tilts leave
+    swallow a delta (take half of it), again at the saddle point up to _STEEPEST_TILT: steeper tilts leave
     errors relative to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800), but
     not always smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133, carries
-    ten times what t = 64 does). Bounds are rounded outward by 1e-12 relative.
+    ten times what t = 64 does). A delta that both swallow has upper bound inf and is marked in
+    Bounds.swallowed; its lower bound still holds. Bounds are rounded outward by 1e-12 relative.
     """
     accuracy, max_points, compose = _precision(precision, components)
     delta = np.asarray(delta, dtype=float)
@@ -1291,27 +1289,26 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
         for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
             lower = _epsilons(composed.lower, flat + composed.round_off_at(np.maximum(lower, 0.0)))
         floor = composed.round_off_at(np.maximum(lower, 0.0))
-        if np.any(floor > 0.5 * flat):
-            index = int(np.argmax(floor / flat))
-            raise _round_off_error(float(flat[index]), float(2.0 * floor[index]))
-        upper = _epsilons(composed.upper, flat - floor)
+        swallowed = floor > 0.5 * flat  # no rigorous upper bound from this composition
+        upper = np.where(
+            swallowed, np.inf, _epsilons(composed.upper, np.where(swallowed, flat, flat - floor))
+        )
         with np.errstate(invalid="ignore"):  # (inf - inf where no finite epsilon exists)
             plain = _epsilons(composed.upper, flat) - _epsilons(composed.lower, flat)  # without round-off
             slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
-        return Measurement(upper, lower, slack, settled=np.isinf(lower))  # both inf: nothing to refine
+        settled = np.isinf(lower) | swallowed  # both inf, or no finer grid helps: nothing to refine
+        return Measurement(upper, lower, slack, settled=settled, swallowed=swallowed)
 
     interval = initial_interval(components, accuracy)
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
-    try:
-        bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    except RoundOffFloor:
-        if target is None:
-            raise
+    bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
+    if target is not None and np.any(bounds.swallowed):
         steep = replace(target, max_tilt=_STEEPEST_TILT)
-        bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
+        steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
+        bounds = replace(_tightest(bounds, steeper), reached=bounds.reached and steeper.reached)
     return _shaped(bounds, delta.shape)
 
 

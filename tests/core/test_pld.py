@@ -372,9 +372,13 @@ def test_impossible_accuracy_returns_the_best_rigorous_bounds() -> None:
     assert bounds.lower <= exact <= bounds.upper
 
 
-def test_round_off_floor_raises() -> None:
-    with pytest.raises(ComputationError, match="round-off"):
-        pld.epsilon_bounds([(gaussian(0.1), 1000)], 1e-100)
+def test_a_delta_the_round_off_swallows_keeps_its_lower_bound_only() -> None:
+    """At delta 1e-100 the composition's round-off swallows the delta even tilted: no upper bound (inf,
+    marked swallowed), and a lower bound below the exact epsilon of 1000 x G_0.1 = G_sqrt(10)."""
+    bounds = pld.epsilon_bounds([(gaussian(0.1), 1000)], np.array([1e-5, 1e-100]))
+    assert list(bounds.swallowed) == [False, True] and bounds.upper[1] == np.inf
+    assert bounds.lower[0] <= _mp_gdp_epsilon(np.sqrt(10), 1e-5) <= bounds.upper[0]
+    assert 0 < bounds.lower[1] <= _mp_gdp_epsilon(np.sqrt(10), 1e-100)
 
 
 def _mp_gdp_epsilon(mu: float, delta: float) -> float:
@@ -879,7 +883,8 @@ def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """q 3.3e-4, sigma 4, 1e4 Poisson steps at delta 1e-10: at tilt 64 the round-off swallows the delta
-    (refused, floor 3e-9); the saddle point, t = 800, answers inside prv-accountant's bracket."""
+    (floor 3e-9: no upper bound, only the lower one); the saddle point, t = 800, answers inside
+    prv-accountant's bracket."""
     from prv_accountant import PRVAccountant
     from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
@@ -893,6 +898,7 @@ def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
     low, _, high = prv.compute_epsilon(delta=1e-10, num_self_compositions=[10_000])  # [0.04354, 0.04554]
     assert low <= bounds.lower <= bounds.upper <= high
     assert bounds.upper - bounds.lower < 1e-3 * bounds.lower
+    assert not bounds.swallowed
     monkeypatch.setattr(pld, "_STEEPEST_TILT", pld._MAX_TILT)
-    with pytest.raises(pld.RoundOffFloor):
-        pld.epsilon_bounds(components, 1e-10)
+    swallowed = pld.epsilon_bounds(components, 1e-10)
+    assert swallowed.swallowed and swallowed.upper == np.inf and swallowed.lower <= high
