@@ -825,9 +825,10 @@ class Bounds:
 
 @dataclass(frozen=True)
 class TailTarget:
-    """Where a query needs the composition accurate: at the smallest delta asked (epsilon queries) or the
-    largest epsilon asked (delta queries). Decides the tilt of the composition (_tilt) and, for deltas,
-    how much mass truncations may move."""
+    """Where a query needs the composition accurate: at the smallest delta asked (epsilon queries; with the
+    epsilon of the answer where that is roughly known) or the largest epsilon asked (delta queries).
+    Decides the tilt of the composition (_tilt, at most max_tilt) and, for deltas, how much mass
+    truncations may move."""
 
     delta: float | None = None
     epsilon: float | None = None
@@ -959,9 +960,11 @@ def _cumulants(
 def _tilt(bases: Sequence[DiscretePLD], times: Sequence[int], target: TailTarget | None) -> float:
     """The exponential tilt t >= 0 under which the composed loss is centred where the query looks.
 
-    0 without a target. Else the saddle point of the Chernoff bound: t K'(t) - K(t) = log(1 / delta)
-    for an epsilon query (the tilted mean is the epsilon whose
-    tail is delta), K'(t) = eps for a delta query; found by bisection on [0, target.max_tilt].
+    0 without a target. Else the saddle point of the Chernoff bound: K'(t) = eps where the target names an
+    eps (a delta query, or an epsilon query whose answer is known roughly: every direction is then tilted
+    at it, the add direction of a Poisson step, whose own delta-tail is far thinner, too), else
+    t K'(t) - K(t) = log(1 / delta) (the tilted mean is the epsilon whose tail is delta); found by
+    bisection on [0, target.max_tilt].
     """
     if target is None:
         return 0.0
@@ -970,9 +973,9 @@ def _tilt(bases: Sequence[DiscretePLD], times: Sequence[int], target: TailTarget
 
     def short(tilt: float) -> bool:  # the tilted centre is still below the target
         value, slope = _cumulants(logs, times, tilt)
-        if target.delta is not None:
-            return tilt * slope - value < -np.log(target.delta)
-        return slope < float(target.epsilon)
+        if target.epsilon is not None:
+            return slope < float(target.epsilon)
+        return tilt * slope - value < -np.log(float(target.delta))
 
     if not short(0.0):
         return 0.0
@@ -1305,8 +1308,9 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    if target is not None and np.any(bounds.swallowed):
-        steep = replace(target, max_tilt=_STEEPEST_TILT)
+    if target is not None and np.any(bounds.swallowed):  # tilt every direction at the answer's epsilon
+        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed), bounds.lower, 0.0)))
+        steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
         steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
         bounds = replace(_tightest(bounds, steeper), reached=bounds.reached and steeper.reached)
     return _shaped(bounds, delta.shape)
