@@ -25,16 +25,20 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-class Guarantee(str, Enum):
+class _Word(str, Enum):
+    """A word of the output vocabulary: printed as its value."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Guarantee(_Word):
     """How a figure relates to the true value. Its value is the label printed in every output format."""
 
     EXACT = "exact"
     UPPER_BOUND = "upper_bound"
     LOWER_BOUND = "lower_bound"
     APPROXIMATION = "approximation"
-
-    def __str__(self) -> str:
-        return self.value
 
     def __hash__(self) -> int:  # equal to its value as a string, so it must hash like one
         return hash(self.value)
@@ -55,7 +59,7 @@ class Guarantee(str, Enum):
         return self in (Guarantee.EXACT, Guarantee.LOWER_BOUND)
 
 
-class Side(str, Enum):
+class Side(_Word):
     """The side of the true privacy loss on which a computation errs."""
 
     EXACT = "exact"
@@ -66,9 +70,6 @@ class Side(str, Enum):
     """Never overstates the privacy loss: the mechanism is at most as private as the figure says."""
     APPROXIMATE = "approximate"
     """No proven direction (the CLT, Edgeworth expansions, quadratures without an error bound)."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 GROWS_WITH_LOSS: frozenset[str] = frozenset(

@@ -566,8 +566,7 @@ REGRESSIONS: list[tuple[Args, int]] = [
 """Command lines that once failed (a warning, an internal error, an undecided or unexplained answer), with
 the exit code each must give."""
 
-ELSEWHERE = {
-}
+ELSEWHERE = {}
 """Failures whose fix belongs in a file another engineer is changing: expected to fail (strictly, so a fix
 shows up as an unexpected pass and the entry is removed)."""
 
