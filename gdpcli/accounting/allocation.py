@@ -33,6 +33,7 @@ from gdpcli.events import Neighbouring
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Run
     from gdpcli.accounting.figures import Accountant
+    from gdpcli.core.pld import DominatingPair
 
 UPPER_METHOD = "allocation-lattice"
 """The upper bound's method: PLD of the mean-preserving lattice pair over the epochs touched."""
@@ -78,21 +79,33 @@ def budget_figure(run: Run, delta: float, accuracy: float) -> Figures:
 def upper(run: Run, deltas: np.ndarray, accuracy: float = DEFAULT_ACCURACY) -> Figures:
     """The rigorous upper bound at each delta: the smaller of the lattice pair's PLD upper bound (when
     its lattice is resolved) and sqrt(E) s-GDP, E the epochs touched (module docstring)."""
-    from gdpcli.core import allocation, pld
+    from gdpcli.core import pld
 
     epochs, b, shift = epochs_touched(run), batches_per_epoch(run.sampling_rate), run.step_mu
     deltas = np.asarray(deltas, dtype=float)
     values, method = _gdp_epsilon(math.sqrt(epochs) * shift, deltas), UPPER_FALLBACK_METHOD
     details: dict = {"epochs_counted": epochs, "batches_per_epoch": b}
-    if b > 1:
-        pair, grid = allocation.upper_pair(shift, b, accuracy)
-        details["lattice_spacing"] = grid.spacing
-        if grid.resolved:
-            bounds = pld.epsilon_bounds([(pair, epochs)], deltas, accuracy=accuracy)
-            lattice = np.atleast_1d(np.asarray(bounds.upper, dtype=float))
-            if np.all(lattice <= values):
-                values, method = np.minimum(lattice, values), UPPER_METHOD
+    pair, spacing = _lattice_pair(run, accuracy)
+    if spacing is not None:
+        details["lattice_spacing"] = spacing
+    if pair is not None:
+        bounds = pld.epsilon_bounds([(pair, epochs)], deltas, accuracy=accuracy)
+        lattice = np.atleast_1d(np.asarray(bounds.upper, dtype=float))
+        if np.all(lattice <= values):
+            values, method = np.minimum(lattice, values), UPPER_METHOD
     return Figures(values, PESSIMISTIC, method, "epsilon", details=(details,) * deltas.size)
+
+
+def _lattice_pair(run: Run, accuracy: float) -> tuple[DominatingPair | None, float | None]:
+    """The lattice pair of one epoch (core.allocation.upper_pair) where its lattice is resolved, else None,
+    and the lattice's spacing (None with one batch an epoch, where there is no lattice)."""
+    from gdpcli.core import allocation
+
+    b = batches_per_epoch(run.sampling_rate)
+    if b == 1:
+        return None, None
+    pair, grid = allocation.upper_pair(run.step_mu, b, accuracy)
+    return (pair if grid.resolved else None), grid.spacing
 
 
 def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
@@ -125,16 +138,18 @@ def accountant(run: Run, accuracy: float) -> Accountant:
     from gdpcli.events import GDP
 
     epochs, b, shift = epochs_touched(run), batches_per_epoch(run.sampling_rate), run.step_mu
-    upper, methods = [(GDP(math.sqrt(epochs) * shift).dominating_pair(), 1)], (UPPER_FALLBACK_METHOD,)
+    lattice, _ = _lattice_pair(run, accuracy)
+    if lattice is None:
+        upper, upper_method = [(GDP(math.sqrt(epochs) * shift).dominating_pair(), 1)], UPPER_FALLBACK_METHOD
+    else:
+        upper, upper_method = [(lattice, epochs)], UPPER_METHOD
     if b > 1:
-        pair, grid = allocation.upper_pair(shift, b, accuracy)
-        if grid.resolved:
-            upper, methods = [(pair, epochs)], (UPPER_METHOD,)
+        pair, lower_method = allocation.lower_pair(shift, b, accuracy)[0], LOWER_METHOD
+    else:
+        pair, lower_method = shuffle.max_test_pair(shift, b), LOWER_MAX_TEST_METHOD
     complete = complete_epochs(run)
-    pair = allocation.lower_pair(shift, b, accuracy)[0] if b > 1 else shuffle.max_test_pair(shift, b)
-    lower_method = LOWER_METHOD if b > 1 else LOWER_MAX_TEST_METHOD
     lower = [(pair, complete)] if complete else None
-    return PairsPLD(upper, lower, accuracy, (*methods, lower_method))
+    return PairsPLD(upper, lower, accuracy, (upper_method, lower_method))
 
 
 SCHEME = BatchScheme("balls-in-bins", Neighbouring.ADD_REMOVE, True, figures, budget_figure, accountant)

@@ -93,35 +93,44 @@ def _risks(found: Sequence[Figures], at: Sequence[float | None]) -> list[Risk]:
     ]
 
 
-def accountants_for(
-    subject: Sequence[Repeated] | Run, method: str, accuracy: float, group: int | None = None
-) -> tuple[list[Accountant], list[str]]:
-    """Who answers for mechanisms (accounting.select) or a DP-SGD run, and the notes on methods skipped.
-
-    A run is its event (Run.spec), unless its batch scheme is no composition of sampled steps (shuffled,
-    balls-in-bins, truncated Poisson batches): then the scheme's own pairs answer (BatchScheme.accountant,
-    PLD bounds only). group: every event for groups of K records (accounting.group)."""
-    from gdpcli import accounting
+def events_of(subject: Sequence[Repeated] | Run, group: int | None = None) -> list[Repeated] | None:
+    """The events mechanisms or a DP-SGD run stand for (Run.spec), for groups of K records when group is
+    given (accounting.group); None for a run whose batch scheme is no composition of sampled steps
+    (shuffled, balls-in-bins, truncated Poisson batches), which has no group version."""
     from gdpcli.accounting.dpsgd import Run, check_run
 
     if isinstance(subject, Run):
         check_run(subject)
-        if subject.scheme is None:
-            subject = [subject.spec()]
-        elif group is not None:
-            raise ComputationError(f"group privacy of a {subject.sampling} run is not available")
-        elif method not in ("auto", "pld"):
-            raise ComputationError(
-                f"a {subject.sampling} run has PLD bounds only (its batch scheme's pairs), not {method}",
-                "use the method auto or pld",
-            )
-        else:
-            return [subject.scheme.accountant(subject, accuracy)], []
-    if group is not None:
-        from gdpcli.accounting.group import group_specs
+        if subject.scheme is not None:
+            if group is not None:
+                raise ComputationError(f"group privacy of a {subject.sampling} run is not available")
+            return None
+        subject = [subject.spec()]
+    if group is None:
+        return list(subject)
+    from gdpcli.accounting.group import group_specs
 
-        subject = group_specs(subject, group)
-    return accounting.select(subject, method, accuracy=accuracy)
+    return group_specs(subject, group)
+
+
+def accountants_for(
+    subject: Sequence[Repeated] | Run, method: str, accuracy: float, group: int | None = None
+) -> tuple[list[Accountant], list[str]]:
+    """Who answers for mechanisms or a DP-SGD run (events_of, accounting.select), and the notes on methods
+    skipped; a run under a batch scheme that is no composition of sampled steps is answered by the
+    scheme's own pairs (BatchScheme.accountant, PLD bounds only)."""
+    from gdpcli import accounting
+
+    events = events_of(subject, group)
+    if events is not None:
+        return accounting.select(events, method, accuracy=accuracy)
+    assert not isinstance(subject, Sequence) and subject.scheme is not None  # (events_of's None)
+    if method not in ("auto", "pld"):
+        raise ComputationError(
+            f"a {subject.sampling} run has PLD bounds only (its batch scheme's pairs), not {method}",
+            "use the method auto or pld",
+        )
+    return [subject.scheme.accountant(subject, accuracy)], []
 
 
 def certified(subject: Sequence[Repeated] | Run, measure: str, at: float | None, accuracy: float) -> Risk:

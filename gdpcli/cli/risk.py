@@ -92,8 +92,8 @@ def command(
     if output.plot:
         from gdpcli.cli import plot as plotting
 
-        references = plotting.gdp_reference(subject) if isinstance(subject, list) and group is None else []
-        plotting.plot_roc(output.plot, title, accountants, references)
+        events = risk.events_of(subject, group) or []
+        plotting.plot_roc(output.plot, title, accountants, plotting.gdp_reference(events))
     found = [
         figure
         for accountant in accountants

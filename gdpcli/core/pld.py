@@ -1312,7 +1312,8 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
         answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed), bounds.lower, 0.0)))
         steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
         steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
-        bounds = replace(_tightest(bounds, steeper), reached=bounds.reached and steeper.reached)
+        reached, work = bounds.reached and steeper.reached, bounds.work + steeper.work
+        bounds = replace(_tightest(bounds, steeper), reached=reached, work=work)
     return _shaped(bounds, delta.shape)
 
 
