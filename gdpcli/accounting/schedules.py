@@ -149,34 +149,28 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
     return Run(q, total, noise, sampling, number("sensitivity"))
 
 
-def _from_event(event: dict[str, Any], count: int = 1) -> list[Run]:
-    """Phases of a dp_accounting event (as a dict with class_name): Composed, SelfComposed, PoissonSampled
-    or SampledWithoutReplacement Gaussians, and plain Gaussians (rate 1)."""
-    name = event.get("class_name")
+def _from_event(event: dict[str, Any]) -> list[Run]:
+    """Phases of a dp_accounting event (read by gdpcli.dp_events, its conventions): its Gaussian steps,
+    Poisson-sampled, sampled without replacement or on the whole data."""
+    from gdpcli import dp_events, events
+
     try:
-        if name == "ComposedDpEvent":
-            return [phase for inner in event["events"] for phase in _from_event(inner, count)]
-        if name == "SelfComposedDpEvent":
-            return _from_event(event["event"], count * int(event["count"]))
-        if name == "GaussianDpEvent":
-            return [Run(1.0, count, float(event["noise_multiplier"]))]
-        inner = event["event"]
-        if inner.get("class_name") != "GaussianDpEvent":
+        found = dp_events.read(event)
+    except InputError as error:
+        raise InputError(f"--schedule: {error.message}", error.hint) from None
+    replace_one = dp_events.relation_of(found) is events.Neighbouring.REPLACE_ONE
+    whole = events.Sampling.FIXED if replace_one else events.Sampling.POISSON
+    phases = []
+    for item in found:
+        gaussian, scheme = item.mechanism, item.step.scheme or whole
+        if not isinstance(gaussian, events.Gaussian):
             raise InputError(
-                f"--schedule: gdpcli reads sampled Gaussian events, not a sampled {inner.get('class_name')}"
+                f"--schedule: {item.describe()} is not a DP-SGD phase",
+                "a phase is a Gaussian event, Poisson-sampled, sampled without replacement or alone",
             )
-        sigma = float(inner["noise_multiplier"])
-        if name == "PoissonSampledDpEvent":
-            return [Run(float(event["sampling_probability"]), count, sigma, "poisson")]
-        if name == "SampledWithoutReplacementDpEvent":
-            rate = int(event["sample_size"]) / int(event["source_dataset_size"])
-            return [Run(rate, count, sigma, "fixed")]
-    except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"--schedule: dp_accounting event {name}: missing or bad field {error}") from None
-    raise InputError(
-        f"--schedule: dp_accounting event {name!r} is not a DP-SGD phase",
-        "gdpcli reads Composed, SelfComposed, PoissonSampled and SampledWithoutReplacement Gaussian events",
-    )
+        own = None if gaussian.sens == scheme.neighbouring.sensitivity else gaussian.sens
+        phases.append(Run(item.step.sampling_rate or 1.0, item.times, gaussian.sigma, scheme, own))
+    return phases
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -57,13 +58,25 @@ MethodOption = Annotated[
 ]
 
 
+ComposeTo = options.choices("ComposeTo", ("mu", "dp-event"))
+ToOption = Annotated[
+    ComposeTo | None,
+    typer.Option(
+        "--to",
+        help="Convert to another representation: mu (tightest GDP mu) | dp-event (the composition as a "
+        "dp_accounting DpEvent, JSON on stdout, for gdpcli compose --specs or dp_accounting).",
+    ),
+]
+
+
 SpecsOption = Annotated[
     str | None,
     typer.Option(
         "--specs",
         metavar="FILE",
         help="Read more specs from FILE (- for stdin): one spec per line, or a CSV with a `spec` column; "
-        "blank lines and # comments are skipped. Composed with the specs given as arguments.",
+        "blank lines and # comments are skipped; or a dp_accounting DpEvent as JSON (to_named_tuple() with "
+        "every named tuple a dict, or a list of them). Composed with the specs given as arguments.",
     ),
 ]
 
@@ -90,11 +103,14 @@ def _spec_column(lines: list[tuple[int, str]], where: str) -> list[tuple[int, st
     return specs
 
 
-def read_specs(path: str) -> list[tuple[str, str]]:
-    """--specs FILE (- for stdin): (where, spec text) per spec; InputError (exit 2) for an unreadable file
-    or a line that is not one spec word, naming the line."""
+def read_specs(path: str) -> tuple[list[tuple[str, str]], list[Repeated]]:
+    """--specs FILE (- for stdin): (where, spec text) per spec, or the events of a dp_accounting event given
+    as JSON (gdpcli.dp_events); InputError (exit 2) for an unreadable file, a line that is not one spec word
+    (naming the line) or an event gdpcli does not read (naming it)."""
     where = "stdin" if path == "-" else repr(path)
     text = read_text(path, "--specs", "give a text file, one spec per line")
+    if text.lstrip().startswith(("{", "[")):
+        return [], _dp_event(text, where)
     specs = []
     for number, spec in _spec_column(_spec_lines(text), where):
         if not spec or len(spec.split()) != 1:
@@ -102,7 +118,34 @@ def read_specs(path: str) -> list[tuple[str, str]]:
         specs.append((f"{where} line {number}", spec))
     if not specs:
         raise InputError(f"--specs: {where} holds no specs", "one spec per line, # for comments")
-    return specs
+    return specs, []
+
+
+def _dp_event(text: str, where: str) -> list[Repeated]:
+    """The events of a dp_accounting event in JSON, errors naming the file."""
+    from gdpcli import dp_events
+
+    try:
+        return dp_events.read(text)
+    except InputError as error:
+        raise InputError(f"--specs {where}: {error.message}", error.hint) from None
+
+
+def _print_dp_event(parsed: list[Repeated], figures_asked: bool, fmt: str | None) -> None:
+    """--to dp-event: the composition as a dp_accounting event, JSON on stdout, with the notes on where
+    dp_accounting's conventions differ on stderr (gdpcli.dp_events)."""
+    from gdpcli import dp_events
+
+    if figures_asked:
+        raise InputError(
+            "--to dp-event prints the composition as an event, not figures",
+            "ask for figures in a second command",
+        )
+    if fmt not in (None, "json"):
+        raise InputError(f"--to dp-event writes JSON, not {fmt}", "leave out -f or give -f json")
+    typer.echo(json.dumps(dp_events.write(parsed), indent=2))
+    for note in dp_events.notes(parsed):
+        typer.echo(f"gdpcli: note: {note}", err=True)
 
 
 def _explained_budget(row: dict) -> dict:
@@ -148,7 +191,7 @@ def command(
     specs_file: SpecsOption = None,
     group: options.GroupOption = None,
     queries: options.Queries,
-    to: options.ToOption = None,
+    to: ToOption = None,
     method: MethodOption = "auto",
     conversion: options.ConversionOption = "optimal",
     target_epsilon: options.TargetEpsilonOption = None,
@@ -158,18 +201,22 @@ def command(
     output: options.Output,
 ) -> None:
     """Compose mechanisms: exact where a closed form exists, rigorous bounds (PLD) otherwise."""
-    from gdpcli import accounting
+    from gdpcli import accounting, dp_events
     from gdpcli.cli import plot as plotting
     from gdpcli.cli.output import Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
 
     options.positive(accuracy, "--accuracy")
     arguments = list(specs or [])
-    from_file = read_specs(specs_file) if specs_file is not None else []
-    if not arguments and not from_file:
+    from_file, from_event = read_specs(specs_file) if specs_file is not None else ([], [])
+    if not arguments and not from_file and not from_event:
         raise InputError("no mechanism specs", "give specs as arguments or --specs FILE (- for stdin)")
-    parsed = _grouped(_parse_all(arguments, from_file), group)
-    specs = arguments + [text for _, text in from_file]
+    parsed = _grouped(_parse_all(arguments, from_file) + from_event, group)
+    specs = arguments + [text for _, text in from_file] + [event.describe() for event in from_event]
+    if to == "dp-event":
+        asked = queries.asked or target_epsilon is not None or budget.given or output.plot is not None
+        _print_dp_event(parsed, asked, output.fmt)
+        return
     deltas = queries.deltas
     budget.require(queries)
     conversions = options.conversions(conversion)
@@ -186,7 +233,7 @@ def command(
     grouping = {"group": group} if group else {}
     rows: list[dict] = []
     answers: list[accounting.Answer] = []
-    notes: list[str] = []
+    notes = dp_events.notes(from_event) if from_event else []
     if output.plot or (target_epsilon is None and queries.asked):
         accountants, skipped = accounting.select(
             parsed, method, accuracy=accuracy, conversions=conversions, verbose=verbose
