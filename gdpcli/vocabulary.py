@@ -12,13 +12,12 @@ composition theorems for (eps, delta)-DP mechanisms (valid, loose upper bounds);
 applies."""
 CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 """--conversion: the RDP -> (eps, delta) conversions (each a rigorous upper bound)."""
-SAMPLING = tuple(scheme.value for scheme in Sampling)
+SAMPLING = tuple(scheme.value for scheme in Sampling if scheme.per_step)
 """--sampling of one step (spec key sampling=, subsample): Poisson (add/remove neighbours) or a fixed-size
 sample (replace-one)."""
-BATCHING = (*SAMPLING, "shuffle", "balls-in-bins", "truncated-poisson")
-"""--sampling of a DP-SGD run (sgd, calibrate sgd): each step's batch drawn by a scheme of SAMPLING,
-shuffle (each epoch a random permutation cut into batches; replace-one neighbours), balls-in-bins (each
-epoch every example in one uniformly random batch; add/remove neighbours) or truncated-poisson
-(Poisson batches cut to at most --max-batch-size; add/remove neighbours)."""
+BATCHING = tuple(scheme.value for scheme in Sampling)
+"""--sampling of a DP-SGD run (sgd, calibrate sgd): every batch scheme (events.Sampling)."""
+BATCHING_HELP = " | ".join(f"{scheme} ({scheme.facts.help})" for scheme in Sampling) + "."
+"""The --sampling help of a DP-SGD run, from the schemes' entries."""
 FORMATS = ("table", "csv", "json")
 """-f/--format."""

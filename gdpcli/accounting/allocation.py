@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Figures
-from gdpcli.accounting.schemes import BatchScheme
-from gdpcli.accounting.shuffling import as_poisson, batches_per_epoch, complete_epochs, epochs_touched
+from gdpcli.accounting.schemes import SchemeBounds
+from gdpcli.accounting.shuffling import as_poisson, complete_epochs, epochs_touched
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError
-from gdpcli.events import Neighbouring
+from gdpcli.events import Sampling, batches_per_epoch
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
     from gdpcli.accounting.figures import Accountant
+    from gdpcli.accounting.run import Run
     from gdpcli.core.pld import DominatingPair
 
 UPPER_METHOD = "allocation-lattice"
@@ -152,4 +152,4 @@ def accountant(run: Run, accuracy: float) -> Accountant:
     return PairsPLD(upper, lower, accuracy, (upper_method, lower_method))
 
 
-SCHEME = BatchScheme("balls-in-bins", Neighbouring.ADD_REMOVE, True, figures, budget_figure, accountant)
+BOUNDS = SchemeBounds(Sampling.BALLS_IN_BINS, figures, budget_figure, accountant)

@@ -11,7 +11,7 @@ import numpy as np
 from gdpcli.accounting.figures import OPTIMISTIC, Figures, smallest
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.run import Run
     from gdpcli.events import Repeated
 
 METHOD = "clopper-pearson"

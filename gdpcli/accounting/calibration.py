@@ -11,8 +11,8 @@ from collections.abc import Callable
 import numpy as np
 
 from gdpcli.accounting import dpsgd
-from gdpcli.accounting.dpsgd import Run
 from gdpcli.accounting.figures import Figures
+from gdpcli.accounting.run import Run
 from gdpcli.core import calibrate, gdp, partial_order
 from gdpcli.errors import ComputationError
 from gdpcli.guarantees import Guarantee, Side, bound

@@ -18,7 +18,8 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
   rigorous upper and lower bounds (gdpcli.accounting.allocation);
 - `truncated-poisson`: Poisson batches cut to at most B_max examples (add/remove neighbours), rigorous
   upper and lower bounds (gdpcli.accounting.truncated_poisson).
-Each scheme that is no composition of sampled steps is a BatchScheme of SCHEMES (gdpcli.accounting.schemes).
+Each scheme that is no composition of sampled steps declares its SchemeBounds (gdpcli.accounting.schemes),
+collected in BOUNDS. The run itself (rate, steps, noise, scheme, checks) is gdpcli.accounting.run's.
 
 With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
@@ -37,219 +38,30 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
-from gdpcli import events
 from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
 from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
 from gdpcli.accounting.methods import REGISTRY
-from gdpcli.accounting.schemes import BatchScheme
+from gdpcli.accounting.run import MAX_STEPS, Run, check_run
+from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.events import Repeated, Sampling
+from gdpcli.events import Sampling
 from gdpcli.guarantees import Guarantee
-from gdpcli.vocabulary import BATCHING, METHODS
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
+from gdpcli.vocabulary import METHODS
 
 EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `unavailable`)."""
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
-MAX_STEPS = 10**12
-SCHEMES: dict[str, BatchScheme] = {
-    scheme.name: scheme for scheme in (shuffling.SCHEME, allocation.SCHEME, truncated_poisson.SCHEME)
+BOUNDS: dict[Sampling, SchemeBounds] = {
+    bounds.sampling: bounds for bounds in (shuffling.BOUNDS, allocation.BOUNDS, truncated_poisson.BOUNDS)
 }
-"""The batch schemes that are no composition of independently sampled steps (gdpcli.accounting.schemes)."""
+"""The bounds of every batch scheme that is no composition of independently sampled steps."""
 _FINE_STEP = 0.002  # the same after two secant steps
-
-
-@dataclass(frozen=True)
-class Run:
-    """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
-    std / C); sensitivity None means the neighbouring relation's own (events.Neighbouring.sensitivity).
-    dataset_size N and max_batch_size matter to schemes that require them (truncated-poisson). group is K of
-    group privacy (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records."""
-
-    sampling_rate: float
-    steps: int
-    noise_multiplier: float
-    sampling: str = "poisson"
-    sensitivity: float | None = None
-    dataset_size: int | None = None
-    max_batch_size: int | None = None
-    group: int = 1
-
-    @property
-    def scheme(self) -> BatchScheme | None:
-        """The batch scheme when it is no composition of sampled steps (SCHEMES), else None."""
-        return SCHEMES.get(self.sampling)
-
-    @property
-    def relation(self) -> events.Neighbouring:
-        """The neighbouring relation the guarantee refers to: add/remove (Poisson), replace-one (fixed-size
-        batches), or the batch scheme's own."""
-        if self.scheme is not None:
-            return self.scheme.relation
-        return Sampling(self.sampling).neighbouring
-
-    @property
-    def neighbouring(self) -> str:
-        """The neighbouring relation, as a word."""
-        return str(self.relation)
-
-    @property
-    def step_sensitivity(self) -> float:
-        """The L2 sensitivity of one step's summed clipped gradients, in units of C."""
-        return self.relation.sensitivity if self.sensitivity is None else self.sensitivity
-
-    @property
-    def step_mu(self) -> float:
-        """mu of one step before sampling: sensitivity / sigma (GDP paper Thm 1)."""
-        return self.step_sensitivity / self.noise_multiplier
-
-    @property
-    def effective_noise(self) -> float:
-        """The noise in units of the sensitivity, 1 / step_mu: the sigma of the GDP paper's formulas."""
-        return self.noise_multiplier / self.step_sensitivity
-
-    @property
-    def epochs(self) -> float:
-        """Passes over the data: T q (T / b where an epoch is b = ceil(N / B) batches)."""
-        if self.scheme is not None and self.scheme.epochs_of_batches:
-            return self.steps / shuffling.batches_per_epoch(self.sampling_rate)
-        return self.steps * self.sampling_rate
-
-    def with_steps(self, steps: int) -> Run:
-        """The same run with another number of steps."""
-        return dataclasses.replace(self, steps=steps)
-
-    def spec(self) -> Repeated:
-        """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
-        if self.scheme is not None:
-            raise ComputationError(
-                f"a {self.sampling} run is not a composition of independently sampled steps",
-                "its figures come from its batch scheme (gdpcli.accounting.schemes)",
-            )
-        run = events.dpsgd(
-            self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
-        )
-        if self.group == 1:
-            return run
-        from gdpcli.accounting.group import group_step
-
-        return Repeated(group_step(run.step, self.group), self.steps)
-
-
-def _exact_ratio(value: float) -> Fraction:
-    """The decimal the user typed (shortest repr), so that 0.1 epochs of 2560/256 is exactly 1 step."""
-    return Fraction(repr(float(value)))
-
-
-def sampling_rate_of(dataset_size: int | None, batch_size: int | None, sampling_rate: float | None) -> float:
-    """q = B / N from dataset and batch size, or the given rate; InputError for missing or mixed inputs."""
-    if sampling_rate is not None:
-        if batch_size is not None or dataset_size is not None:
-            raise InputError(
-                "give either --sampling-rate or --dataset-size with --batch-size, not both",
-                "the rate is B / N",
-            )
-        if not (math.isfinite(sampling_rate) and 0 < sampling_rate <= 1):
-            raise InputError(f"--sampling-rate: must be in (0, 1], got {sampling_rate!r}")
-        return float(sampling_rate)
-    if dataset_size is None or batch_size is None:
-        raise InputError(
-            "the sampling rate is missing", "give --dataset-size N and --batch-size B, or --sampling-rate q"
-        )
-    if dataset_size < 1 or batch_size < 1:
-        raise InputError(f"--dataset-size and --batch-size must be >= 1, got {dataset_size} and {batch_size}")
-    if batch_size > dataset_size:
-        raise InputError(f"--batch-size {batch_size} exceeds --dataset-size {dataset_size}")
-    return batch_size / dataset_size
-
-
-def schedule(
-    dataset_size: int | None,
-    batch_size: int | None,
-    sampling_rate: float | None,
-    epochs: float | None,
-    steps: int | None,
-    sampling: str = "poisson",
-) -> tuple[float, int, float]:
-    """(q, T, epochs) of a run: q = B / N, T = ceil(E N / B) (or ceil(E / q) with a rate), epochs = T q;
-    shuffled batches walk through b = ceil(N / B) batches an epoch: T = ceil(E b), epochs = T / b.
-
-    Exactly one of epochs and steps; InputError for inconsistent or missing combinations.
-    """
-    q = sampling_rate_of(dataset_size, batch_size, sampling_rate)
-    if (epochs is None) == (steps is None):
-        raise InputError("give exactly one of --epochs and --steps", "T = ceil(epochs N / B) steps")
-    if steps is None:
-        if not (math.isfinite(epochs) and epochs > 0):
-            raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
-        ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
-        scheme = SCHEMES.get(sampling)
-        if scheme is not None and scheme.epochs_of_batches:
-            ratio = Fraction(1, shuffling.batches_per_epoch(q))
-        steps = math.ceil(_exact_ratio(epochs) / ratio)
-    if not 1 <= steps <= MAX_STEPS:
-        raise InputError(f"the run has {steps} steps", f"allowed: 1 <= steps <= {MAX_STEPS:.0e}")
-    run = Run(q, int(steps), 1.0, sampling)
-    return q, run.steps, run.epochs
-
-
-def repeated(run: Run, runs: int) -> Run:
-    """K identical runs on the same data (a hyper-parameter search): their K-fold composition, the run of
-    K T steps, each step (and epoch) a fresh draw of its batch. Where an epoch is b batches (shuffling,
-    balls-in-bins) that holds only when each run ends at an epoch boundary; InputError otherwise."""
-    if runs > 1 and run.scheme is not None and run.scheme.epochs_of_batches:
-        batches = shuffling.batches_per_epoch(run.sampling_rate)
-        if run.steps % batches:
-            raise InputError(
-                f"--runs with --sampling {run.sampling} needs whole epochs of {batches} steps each, got "
-                f"{run.steps}",
-                "each run's partial epoch is a fresh one",
-            )
-    return run.with_steps(run.steps * runs)
-
-
-def check_run(run: Run) -> None:
-    """InputError unless sigma > 0 and the sensitivity are finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the
-    sampling is known."""
-    if not (math.isfinite(run.noise_multiplier) and run.noise_multiplier > 0):
-        raise InputError(
-            f"--noise-multiplier: must be a positive finite number, got {run.noise_multiplier!r}"
-        )
-    if run.sensitivity is not None and not (math.isfinite(run.sensitivity) and run.sensitivity > 0):
-        raise InputError(f"--sensitivity: must be a positive finite number, got {run.sensitivity!r}")
-    if not 0 < run.sampling_rate <= 1:
-        raise InputError(f"the sampling rate must be in (0, 1], got {run.sampling_rate!r}")
-    if not 1 <= run.steps <= MAX_STEPS:
-        raise InputError(f"steps must be in [1, {MAX_STEPS:.0e}], got {run.steps}")
-    if run.sampling not in BATCHING:
-        raise InputError(f"unknown sampling {run.sampling!r}", "allowed: " + ", ".join(BATCHING))
-    required = dict(run.scheme.requires) if run.scheme is not None else {}
-    for field, option in required.items():
-        if getattr(run, field) is None:
-            raise InputError(f"--sampling {run.sampling} needs {option}")
-    if run.max_batch_size is not None and "max_batch_size" not in required:
-        raise InputError("--max-batch-size caps the batches of --sampling truncated-poisson", "drop it")
-    _check_group(run)
-
-
-def _check_group(run: Run) -> None:
-    """InputError unless K is a whole number >= 1; ComputationError for a group under a batch scheme
-    without a rigorous group analysis here (every scheme but Poisson)."""
-    from gdpcli.accounting.group import check_group
-
-    check_group(run.group)
-    if run.group > 1 and (run.scheme is not None or (run.sampling != "poisson" and run.sampling_rate < 1.0)):
-        raise ComputationError(
-            f"--group with --sampling {run.sampling}: no rigorous group bound for these batches here",
-            "use --sampling poisson (each record sampled on its own); for fixed-size batches GDP paper Thm 3 "
-            "holds for the whole run, 1 - (1 - f)^{o K} with f its trade-off function, but is not computed",
-        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -266,7 +78,7 @@ def clt_mu(run: Run) -> float:
     """
     from gdpcli.core import clt
 
-    mu_of = clt.sgd_mu_fixed if run.sampling == "fixed" else clt.sgd_mu_poisson
+    mu_of = clt.sgd_mu_fixed if run.sampling is Sampling.FIXED else clt.sgd_mu_poisson
     return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
 
@@ -277,7 +89,7 @@ def unavailable(run: Run, method: str) -> str | None:
             f"the {method} composition theorem takes (eps, delta)-DP mechanisms, and a DP-SGD step is a "
             "subsampled Gaussian (use compose with dp: specs)"
         )
-    if run.scheme is not None:
+    if not run.sampling.per_step:
         if method in ("auto", "pld", "all"):
             return None
         return (
@@ -297,12 +109,12 @@ def unavailable(run: Run, method: str) -> str | None:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
         return "a subsampled run has no closed form (use --method auto or pld: rigorous PLD bounds)"
-    if method == "berry-esseen" and run.sampling == "poisson":
+    if method == "berry-esseen" and run.sampling is Sampling.POISSON:
         return (
             "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
             "Poisson subsampling is asymmetric (use --method auto or pld)"
         )
-    if method == "rdp" and run.sampling == "fixed":
+    if method == "rdp" and run.sampling is Sampling.FIXED:
         return (
             "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
             "no RDP bound for fixed-size replace-one sampling is implemented (use --method auto or pld)"
@@ -405,8 +217,8 @@ def figures(
     if not 0 < delta < 1:
         raise InputError(f"delta must be in (0, 1), got {delta!r}")
     _check_method(run, method, conversion)
-    if run.scheme is not None:
-        return run.scheme.figures(run, delta, accuracy)
+    if not run.sampling.per_step:
+        return BOUNDS[run.sampling].figures(run, delta, accuracy)
     compute: dict[str, Callable[[], list[Figures]]] = {
         "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
         "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),
@@ -447,9 +259,9 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
 def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
     """The figures a budget is decided on: the method's, but of a batch scheme only its upper bound (its
     lower bound and comparisons cannot certify anything and cost a PLD each)."""
-    if run.scheme is not None:
+    if not run.sampling.per_step:
         check_run(run)
-        return [run.scheme.budget_figure(run, delta, method.accuracy)]
+        return [BOUNDS[run.sampling].budget_figure(run, delta, method.accuracy)]
     return figures(run, delta, method.name, accuracy=method.accuracy, conversion=method.conversion)
 
 
@@ -574,7 +386,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
     )
     if label.guarantee is Guarantee.EXACT:
         return dataclasses.replace(budget, next_lower=value(steps + 1, allowed), exceeds_from=steps + 1)
-    if method.name not in ("auto", "pld") or run.scheme is not None or steps >= MAX_STEPS:
+    if method.name not in ("auto", "pld") or not run.sampling.per_step or steps >= MAX_STEPS:
         # PLD lower bounds locate the boundary (a batch scheme's lower bound is of another pair: its gap
         # to the upper bound is no refinement away)
         return budget

@@ -33,7 +33,7 @@ from gdpcli.errors import ComputationError, InputError
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.run import Run
     from gdpcli.events import Repeated
 
 
@@ -97,11 +97,11 @@ def events_of(subject: Sequence[Repeated] | Run, group: int | None = None) -> li
     """The events mechanisms or a DP-SGD run stand for (Run.spec), for groups of K records when group is
     given (accounting.group); None for a run whose batch scheme is no composition of sampled steps
     (shuffled, balls-in-bins, truncated Poisson batches), which has no group version."""
-    from gdpcli.accounting.dpsgd import Run, check_run
+    from gdpcli.accounting.run import Run, check_run
 
     if isinstance(subject, Run):
         check_run(subject)
-        if subject.scheme is not None:
+        if not subject.sampling.per_step:
             if group is not None:
                 raise ComputationError(f"group privacy of a {subject.sampling} run is not available")
             return None
@@ -118,19 +118,21 @@ def accountants_for(
 ) -> tuple[list[Accountant], list[str]]:
     """Who answers for mechanisms or a DP-SGD run (events_of, accounting.select), and the notes on methods
     skipped; a run under a batch scheme that is no composition of sampled steps is answered by the
-    scheme's own pairs (BatchScheme.accountant, PLD bounds only)."""
+    scheme's own pairs (SchemeBounds.accountant, PLD bounds only)."""
     from gdpcli import accounting
 
     events = events_of(subject, group)
     if events is not None:
         return accounting.select(events, method, accuracy=accuracy)
-    assert not isinstance(subject, Sequence) and subject.scheme is not None  # (events_of's None)
+    assert not isinstance(subject, Sequence) and not subject.sampling.per_step  # (events_of's None)
     if method not in ("auto", "pld"):
         raise ComputationError(
             f"a {subject.sampling} run has PLD bounds only (its batch scheme's pairs), not {method}",
             "use the method auto or pld",
         )
-    return [subject.scheme.accountant(subject, accuracy)], []
+    from gdpcli.accounting.dpsgd import BOUNDS
+
+    return [BOUNDS[subject.sampling].accountant(subject, accuracy)], []
 
 
 def certified(subject: Sequence[Repeated] | Run, measure: str, at: float | None, accuracy: float) -> Risk:

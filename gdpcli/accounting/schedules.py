@@ -5,7 +5,7 @@ history, or from dp_accounting events; composed exactly by the same accountants 
 Composition is commutative, so phases that differ only in their step count are one phase of the summed
 steps (`merged`): a schedule of K identical phases is the K-times-longer run, and a one-phase schedule is
 the plain run, computed by the same code to the last digit (dpsgd.figures). Several phases become a list
-of events (dpsgd.Run.spec) for gdpcli.accounting.select, the accountants of `gdpcli compose`.
+of events (run.Run.spec) for gdpcli.accounting.select, the accountants of `gdpcli compose`.
 
 Every phase must refer to the same neighbouring relation (Poisson phases add/remove, fixed-size phases
 replace-one): guarantees under different relations do not compose into one.
@@ -24,14 +24,16 @@ from typing import Any
 import numpy as np
 
 from gdpcli.accounting import dpsgd
-from gdpcli.accounting.dpsgd import Method, Run
+from gdpcli.accounting.dpsgd import Method
 from gdpcli.accounting.figures import Figures, smallest
+from gdpcli.accounting.run import MAX_STEPS, Run, check_run, schedule
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.events import Sampling
 
 COLUMNS = ("steps", "epochs", "batch_size", "sampling_rate", "noise_multiplier", "sampling", "sensitivity")
 """The columns (CSV) or keys (JSON objects) of a phase; one of steps/epochs and of batch_size/sampling_rate,
 and noise_multiplier, are required; sampling (poisson | fixed, default poisson) and sensitivity optional."""
-PHASE_SAMPLING = ("poisson", "fixed")
+PHASE_SAMPLING = tuple(scheme.value for scheme in Sampling if scheme.per_step)
 _OPACUS_ENTRY = 3  # (noise_multiplier, sample_rate, steps)
 
 Schedule = tuple[Run, ...]
@@ -136,7 +138,7 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
         need = "needs --dataset-size" if dataset_size is None else f"exceeds --dataset-size {dataset_size}"
         raise InputError(f"--schedule row {index}, column batch_size: {need}")
     try:
-        q, total, _ = dpsgd.schedule(
+        q, total, _ = schedule(
             dataset_size if batch_size is not None else None,
             None if batch_size is None else int(batch_size),
             rate,
@@ -191,15 +193,15 @@ def merged(phases: Sequence[Run], runs: int = 1) -> Schedule:
 def check(phases: Schedule) -> None:
     """InputError unless every phase is a valid run and all refer to one neighbouring relation."""
     for phase in phases:
-        dpsgd.check_run(phase)
+        check_run(phase)
     relations = {phase.relation for phase in phases}
     if len(relations) > 1:
         raise InputError(
             "the schedule mixes neighbouring relations (" + ", ".join(sorted(map(str, relations))) + ")",
             "Poisson phases are add/remove, fixed-size phases replace-one: their guarantees do not compose",
         )
-    if any(phase.steps > dpsgd.MAX_STEPS for phase in phases):
-        raise InputError(f"a phase has more than {dpsgd.MAX_STEPS:.0e} steps")
+    if any(phase.steps > MAX_STEPS for phase in phases):
+        raise InputError(f"a phase has more than {MAX_STEPS:.0e} steps")
 
 
 def figures(phases: Schedule, delta: float, method: Method) -> list[Figures]:

@@ -31,19 +31,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gdpcli.accounting.figures import APPROXIMATE, OPTIMISTIC, PESSIMISTIC, Figures
-from gdpcli.accounting.schemes import BatchScheme
+from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.errors import ComputationError
-from gdpcli.events import Neighbouring
+from gdpcli.events import Sampling, batches_per_epoch
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
     from gdpcli.accounting.figures import Accountant
+    from gdpcli.accounting.run import Run
 
 UPPER_METHOD = "shuffle-gdp"
 """The upper bound's method: GDP composition over the epochs the run touches, without amplification."""
@@ -51,13 +50,6 @@ LOWER_METHOD = "shuffle-max-test"
 """The lower bound's method: the PLD of Chua et al.'s max-of-batch-sums pair over the complete epochs."""
 POISSON_METHOD = "as-if-poisson"
 """What a Poisson accountant would claim for the same rate, steps, noise and sensitivity."""
-
-
-def batches_per_epoch(sampling_rate: float) -> int:
-    """b = ceil(N / B) steps per epoch, from q = B / N as the user gave it (0.01 is exactly 1/100)."""
-    inverse = 1 / Fraction(repr(float(sampling_rate)))
-    nearest = round(inverse)
-    return int(nearest) if abs(inverse - nearest) <= Fraction(1, 10**9) else math.ceil(inverse)
 
 
 def epochs_touched(run: Run) -> int:
@@ -150,7 +142,7 @@ def as_poisson(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:
     from gdpcli.accounting.accountants import NumericalPLD
 
     clip = run.step_sensitivity / run.relation.sensitivity
-    poisson = dataclasses.replace(run, sampling="poisson", sensitivity=clip)
+    poisson = dataclasses.replace(run, sampling=Sampling.POISSON, sensitivity=clip)
     upper = NumericalPLD([poisson.spec()], accuracy).epsilon(deltas)[0]
     return dataclasses.replace(upper, side=APPROXIMATE, method=POISSON_METHOD)
 
@@ -168,4 +160,4 @@ def accountant(run: Run, accuracy: float) -> Accountant:
     return PairsPLD(upper, [(pair, epochs)] if epochs else None, accuracy, (UPPER_METHOD, LOWER_METHOD))
 
 
-SCHEME = BatchScheme("shuffle", Neighbouring.REPLACE_ONE, True, figures, budget_figure, accountant)
+BOUNDS = SchemeBounds(Sampling.SHUFFLE, figures, budget_figure, accountant)

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Figures
-from gdpcli.accounting.schemes import BatchScheme
+from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.errors import ComputationError
-from gdpcli.events import Neighbouring
+from gdpcli.events import Sampling
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
     from gdpcli.accounting.figures import Accountant
+    from gdpcli.accounting.run import Run
 
 UPPER_METHOD = "truncated-poisson-pld"
 """The upper bound's method: the PLD of the mixture dominating pair."""
@@ -64,7 +64,7 @@ def _bound(run: Run, deltas: np.ndarray, accuracy: float, *, upper: bool) -> Fig
     with the cap, t, q' and q_kept as extra columns."""
     from gdpcli.core import pld, truncated
 
-    assert run.dataset_size is not None and run.max_batch_size is not None  # SCHEME.requires, checked
+    assert run.dataset_size is not None and run.max_batch_size is not None  # required by the scheme, checked
     cut = truncated.truncation(run.dataset_size, run.sampling_rate, run.max_batch_size)
     pair = (truncated.upper_pair if upper else truncated.lower_pair)(cut, run.step_mu)
     bounds = pld.epsilon_bounds([(pair, run.steps)], deltas, accuracy=accuracy)
@@ -87,18 +87,10 @@ def accountant(run: Run, accuracy: float) -> Accountant:
     from gdpcli.accounting.accountants import PairsPLD
     from gdpcli.core import truncated
 
-    assert run.dataset_size is not None and run.max_batch_size is not None  # SCHEME.requires, checked
+    assert run.dataset_size is not None and run.max_batch_size is not None  # required by the scheme, checked
     cut = truncated.truncation(run.dataset_size, run.sampling_rate, run.max_batch_size)
     upper, lower = truncated.upper_pair(cut, run.step_mu), truncated.lower_pair(cut, run.step_mu)
     return PairsPLD([(upper, run.steps)], [(lower, run.steps)], accuracy, (UPPER_METHOD, LOWER_METHOD))
 
 
-SCHEME = BatchScheme(
-    "truncated-poisson",
-    Neighbouring.ADD_REMOVE,  # the dataset that holds the example has N examples
-    False,
-    figures,
-    budget_figure,
-    accountant,
-    requires=(("dataset_size", "--dataset-size"), ("max_batch_size", "--max-batch-size")),
-)
+BOUNDS = SchemeBounds(Sampling.TRUNCATED_POISSON, figures, budget_figure, accountant)

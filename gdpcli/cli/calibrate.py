@@ -16,7 +16,8 @@ from gdpcli.cli import options
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Method, Run
+    from gdpcli.accounting.dpsgd import Method
+    from gdpcli.accounting.run import Run
 
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families), and "

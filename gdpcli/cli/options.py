@@ -22,7 +22,7 @@ from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported 
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.dpsgd import Run
+    from gdpcli.accounting.run import Run
 
 
 class Choice(str, Enum):
@@ -78,13 +78,7 @@ _HELP: dict[str, str] = {
     "--sensitivity": "One step's L2 sensitivity in units of C (default: the neighbouring relation's, 1 for "
     "add/remove, 2 for replace-one). The GDP paper's NoisySGD measures sigma in units of 2C: to "
     "reproduce it with --sampling fixed, give --sensitivity 1.",
-    "--sampling": "poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours) | "
-    "shuffle (each epoch a random permutation cut into batches, replace-one neighbours: a rigorous upper "
-    "bound without amplification and a rigorous lower bound, Chua et al. 2024) | balls-in-bins (each epoch "
-    "every example in one uniformly random batch, add/remove neighbours: rigorous upper and lower bounds, "
-    "Chua et al. 2025, Feldman and Shenfeld 2025) | truncated-poisson (Poisson "
-    "batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper and lower "
-    "bounds, Chua et al. 2025, arXiv:2508.15089).",
+    "--sampling": vocabulary.BATCHING_HELP,
     "--schedule": "A run in phases, composed exactly: a CSV (header: steps|epochs, batch_size|sampling_rate, "
     "noise_multiplier[, sampling, sensitivity]) or JSON file of phases, an Opacus accountant history "
     "(JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.",
@@ -377,15 +371,15 @@ class RunOptions:
 
     def sampling_rate_of(self) -> float:
         """q from --sampling-rate or --batch-size / --dataset-size."""
-        from gdpcli.accounting import dpsgd
+        from gdpcli.accounting import run
 
-        return dpsgd.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
+        return run.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
 
     def rate_and_steps(self) -> tuple[float, int, float]:
-        """(q, T, epochs) of the run (see dpsgd.schedule)."""
-        from gdpcli.accounting import dpsgd
+        """(q, T, epochs) of the run (see accounting.run.schedule)."""
+        from gdpcli.accounting import run
 
-        return dpsgd.schedule(
+        return run.schedule(
             self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps, self.sampling
         )
 
@@ -400,9 +394,9 @@ class RunOptions:
 
     def run(self, sampling_rate: float, steps: int, noise_multiplier: float) -> Run:
         """The run these options describe, at this rate, step count and noise."""
-        from gdpcli.accounting import dpsgd
+        from gdpcli.accounting.run import Run
 
-        return dpsgd.Run(
+        return Run(
             sampling_rate,
             steps,
             noise_multiplier,

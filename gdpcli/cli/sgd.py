@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdpcli.accounting import Answer
-    from gdpcli.accounting.dpsgd import Budget, Method, Run
+    from gdpcli.accounting.dpsgd import Budget, Method
+    from gdpcli.accounting.run import Run
 
 EPILOG = """\b
 Examples (MNIST: 60000 examples, batches of 256, so 60 epochs are
@@ -92,6 +93,7 @@ def command(
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
     from gdpcli.accounting import check_budget, dpsgd
+    from gdpcli.accounting.run import check_run, repeated
     from gdpcli.cli.output import Result, emit
 
     options.positive(accuracy, "--accuracy")
@@ -136,12 +138,12 @@ def command(
     else:
         q, total, _ = run_options.rate_and_steps()
     sampling = run_options.sampling
-    run = dpsgd.repeated(run_options.run(q, total or 1, noise_multiplier), runs)
+    run = repeated(run_options.run(q, total or 1, noise_multiplier), runs)
     if group is not None:
         run = dataclasses.replace(run, group=group)
-        dpsgd.check_run(run)
+        check_run(run)
     total = None if budget_only else run.steps
-    if output.plot and run.scheme is not None:
+    if output.plot and not run.sampling.per_step:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     notes = _skipped(run, method)
     answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
