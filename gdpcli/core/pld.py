@@ -118,30 +118,61 @@ class DominatingPair:
 
 @dataclass(frozen=True)
 class RoundOff:
-    """Estimated floating-point error of a PLD's masses e_k (and e_inf of its mass at infinity).
+    """Estimated floating-point error of a PLD's masses e_k (and e_inf of its mass at infinity), bounded in
+    two norms at once, each bound valid on its own:
 
-    untilted bounds sum_k |e_k| + |e_inf|; with a tilt t > 0 (an exponentially tilted composition, see
-    _convolve) also sum_k |e_k| e^{t eps_k} <= e^{log_tilted} and |e_inf| <= infinity. The profile (*) at
-    eps sums errors at losses above eps only, each at most 1 in weight, so its error is at most
+        untilted >= sum_k |e_k| + |e_inf|,   untilted_l2 >= (sum_k e_k^2)^(1/2),
 
-        min(untilted, e^{log_tilted - t eps} + infinity):
+    and with a tilt t > 0 (an exponentially tilted composition, see _convolve) the tilted errors
+    e_k e^{t eps_k} in both norms too: sum_k |e_k| e^{t eps_k} <= e^{log_tilted}, (sum_k (e_k e^{t
+    eps_k})^2)^(1/2) <= e^{log_tilted_l2}, and |e_inf| <= infinity. The errors at losses eps_k >= x then sum
+    to at most (the l2 norm by Cauchy-Schwarz against the weights e^{-t eps_k} of the grid points, spaced
+    by `interval`)
 
-    the tilted bound is relative to the Chernoff bound of the tail, far below the untilted one there.
+        tail(x) = min(untilted, e^{log_tilted - t x}, e^{log_tilted_l2 - t x} / sqrt(1 - e^{-2 t interval})),
+
+    and the profile (*) at eps, which sums errors at losses above eps only, each at most 1 in weight, is
+    off by at most tail(eps) + infinity (at most untilted). The tilted bounds are relative to the Chernoff
+    bound of the tail, far below the untilted one there. The l2 ones are smaller still where the errors
+    are the FFT's, spread over the grid (fft_round_off): the query's weights fall geometrically, so that
+    about 1 / (2 t interval) grid points count instead of all n. Errors moved into one point
+    (_moved_round_off) can grow an l2 norm up to the l1 norm.
     """
 
     untilted: float = 0.0
+    untilted_l2: float = 0.0
     tilt: float = 0.0
     log_tilted: float = -np.inf
+    log_tilted_l2: float = -np.inf
     infinity: float = 0.0
+    interval: float = 0.0
 
-    def at(self, epsilon: ArrayLike) -> np.ndarray:
-        """The bound on the profile's error at each eps (vectorized)."""
-        epsilon = np.asarray(epsilon, dtype=float)
+    def _log_weight(self) -> float:
+        """log of the tilted part of tail(x) before its factor e^{-t x}."""
+        spread = -0.5 * math.log(-math.expm1(-2.0 * self.tilt * self.interval))
+        return min(self.log_tilted, self.log_tilted_l2 + spread)
+
+    def tail(self, loss: ArrayLike, points: ArrayLike | None = None) -> np.ndarray:
+        """tail(x): the bound on sum |e_k| over the finite masses at losses eps_k >= x (vectorized), given
+        the number of grid points there if known (then also sqrt(points) untilted_l2, Cauchy-Schwarz)."""
+        loss = np.asarray(loss, dtype=float)
+        bound = np.full(loss.shape, self.untilted)
+        if points is not None:
+            bound = np.minimum(bound, np.sqrt(np.asarray(points, dtype=float)) * self.untilted_l2)
         if self.tilt <= 0.0:
-            return np.full(epsilon.shape, self.untilted)
+            return bound
         with np.errstate(over="ignore", invalid="ignore"):
-            tilted = np.exp(self.log_tilted - self.tilt * epsilon) + self.infinity
-        return np.minimum(self.untilted, np.nan_to_num(tilted, nan=np.inf))
+            tilted = np.exp(self._log_weight() - self.tilt * loss)
+        return np.minimum(bound, np.nan_to_num(tilted, nan=np.inf))
+
+    def tail_start(self, amount: float) -> float:
+        """The smallest loss x whose tilted tail bound is at most `amount` (tilt > 0)."""
+        return (self._log_weight() - math.log(amount)) / self.tilt
+
+    def at(self, epsilon: ArrayLike, points: ArrayLike | None = None) -> np.ndarray:
+        """The bound on the profile's error at each eps (vectorized), given the number of grid points
+        above each if known (DiscretePLD.round_off_at)."""
+        return np.minimum(self.untilted, self.tail(epsilon, points) + self.infinity)
 
 
 @dataclass(frozen=True)
@@ -202,6 +233,13 @@ class DiscretePLD:
             value = s0[j] - np.where(r[j] > 0.0, np.exp(epsilon - above) * r[j], 0.0) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
         return as_output(np.maximum(value, self.infinity_mass))
+
+    def round_off_at(self, epsilon: ArrayLike) -> np.ndarray:
+        """The bound on the composition's round-off in the profile at each eps (RoundOff.at, with the
+        number of grid points above each eps)."""
+        epsilon = np.asarray(epsilon, dtype=float)
+        points = self.masses.size - np.searchsorted(self.losses, epsilon, side="right")
+        return self.round_off.at(epsilon, points)
 
     def delta_error(self, epsilon: ArrayLike) -> np.ndarray:
         """The floating-point error of `delta` at each eps (vectorized), estimated like the FFT's.
@@ -525,18 +563,20 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
 
     Pessimistic: mass above the window goes to +infinity, mass below moves up to the median of the kept
     masses (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above
-    moves down to the highest kept point, mass below is dropped (both lower the profile as much). A
+    moves down to the highest kept point (a tilted PLD drops it), mass below is dropped (both lower the
+    profile as much). A
     mass m moved up (down) by any distance changes delta at every eps by at most m, upwards
     (downwards), here and in every composition with this PLD: (1 - e^{eps - L})_+ is increasing in L
     and within [0, 1]. The median rather than the window's edge: a mass left at the lower edge,
     composed with the rest, seeds a copy of the whole distribution a window-width further down, which
     holds about the tail budget, so the next truncation cannot cut it and the window never shrinks (the
     add direction of q 1e-4, sigma 0.5 kept [-12, 1] over 1e5 steps where the mass is within [-4, 1]).
-    A tilted pessimistic PLD keeps the lowest kept point: its round-off weighs errors moved up by
-    e^{t eps} (_moved_round_off). Entries of
-    a plain FFT are exact only up to its round-off, which may look like mass: each end also cuts up to
-    the untilted round-off more (moved with its errors, which the round-off already counts). Moving
-    masses moves their round-off errors too (_moved_round_off).
+    A tilted pessimistic PLD keeps the lowest kept point: there mass weighs least in the tilted norms.
+    Entries of a plain FFT are exact only up to its round-off, which may look like mass: each end also
+    cuts up to the untilted round-off more. Moving masses moves their round-off errors too
+    (_moved_round_off), but for the mass a tilted pessimistic PLD moves up: it adds a bound on their
+    errors to the mass moved instead (_cut_errors), which keeps the result pessimistic and its errors
+    where they were, spread in l2.
     """
     masses = pld.masses
     below = np.cumsum(masses)
@@ -555,54 +595,57 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
     cut_below = float(below[first - 1]) if first > 0 else 0.0
     cut_above = float(above[masses.size - 2 - last]) if last < masses.size - 1 else 0.0
     centre = 0
-    if pessimistic and pld.round_off.tilt <= 0.0:  # (a tilted round-off weighs errors moved up by e^{t eps})
+    if pessimistic and pld.round_off.tilt <= 0.0:  # (a tilted round-off weighs mass moved up by e^{t eps})
         half = 0.5 * (below[last] + cut_below)  # the median of the kept masses, from the cumulative sums
         centre = min(int(np.searchsorted(below[first : last + 1], half)), kept.size - 1)
     infinity = pld.infinity_mass
     if pessimistic:
-        kept[centre] += cut_below
+        kept[centre] += cut_below + _cut_errors(pld.round_off, first)
         infinity += cut_above
     else:
-        kept[-1] += cut_above
-    round_off = _moved_round_off(pld, first, first + centre, last, pessimistic=pessimistic)
+        kept[-1] += max(cut_above - _cut_errors(pld.round_off, masses.size - 1 - last), 0.0)
+    round_off = _moved_round_off(pld, last, pessimistic=pessimistic)
     lowest = pld.lowest_index + first
     return replace(pld, lowest_index=lowest, masses=kept, infinity_mass=infinity, round_off=round_off)
 
 
+def _cut_errors(error: RoundOff, count: int) -> float:
+    """A bound on the errors of `count` masses that a truncation moves into one point, min(l1, sqrt(count)
+    l2) of the untilted errors: the pessimistic mass moved up carries it on top, the optimistic mass
+    moved down leaves it out. The moved mass is then at least (at most) the true one, so the PLD stays
+    pessimistic (optimistic), and those errors leave the error norms instead of gathering in one point,
+    where they would grow the l2 norms by up to the l1 norm at every truncation. The extra mass costs
+    delta only its share of the tail, which the composition computes (at q 6.4e-5, sigma 0.9, 156250
+    steps the tilted norm grew 1e5-fold through gathered errors, and delta 1e-9 had no upper bound).
+    """
+    return min(error.untilted, math.sqrt(count) * error.untilted_l2) if count > 0 else 0.0
+
+
 def _lowest_cut(pld: DiscretePLD, tail: float) -> int:
     """The first index whose loss may be moved to infinity: with a tilt t, errors moved there join the
-    error of the mass at infinity (every eps), and are at most e^{log_tilted - t eps_k} above index k,
-    so the cut starts where that is below the tail; 0 without a tilt (the untilted bound covers it)."""
+    error of the mass at infinity (every eps), and are at most RoundOff.tail(eps_k) above index k, so the
+    cut starts where that is below the tail; 0 without a tilt (the untilted bound covers it)."""
     error = pld.round_off
     if error.tilt <= 0.0 or tail <= 0.0:
         return 0
-    lowest = (error.log_tilted - np.log(tail)) / error.tilt
+    lowest = error.tail_start(tail)
     return min(int(np.searchsorted(pld.losses, lowest, side="left")), pld.masses.size)
 
 
-def _moved_round_off(pld: DiscretePLD, first: int, target: int, last: int, *, pessimistic: bool) -> RoundOff:
-    """The round-off after a pessimistic truncation to [first, last]: errors moved up to the loss of
-    index `target` weigh e^{t eps_target} in the tilted norm (at most untilted of them), errors moved to
-    infinity join its error. Optimistic moves only lower the weights. The untilted norm is unchanged.
-
-    The errors of the finite masses above the cut eps_c sum to at most min(untilted, e^{log_tilted - t
-    eps_c}) (the tilted norm weighs each by e^{t eps_k} >= e^{t eps_c}); the error the mass at infinity
-    already carries is not among them. (RoundOff.at adds that one too: taking it here counted it twice
-    at every truncation, and with a truncation after each of the 2 log2(T) convolutions it grew 4-fold
-    per squaring instead of 2-fold: 1.8e-10 at 1e7 MNIST steps, a floor of 4e-9 on delta.)"""
+def _moved_round_off(pld: DiscretePLD, last: int, *, pessimistic: bool) -> RoundOff:
+    """The round-off after a truncation whose highest kept index is `last`: the pessimistic mass above
+    moves to infinity, and so do its errors, which join the error of the mass at infinity (the moved
+    finite masses carry bounds on theirs instead, _cut_errors). Above the cut eps_c they sum to at most
+    RoundOff.tail(eps_c); the error the mass at infinity already carries is not among them. (RoundOff.at
+    adds that one too: taking it here counted it twice at every truncation, and with a truncation after
+    each of the 2 log2(T) convolutions it grew 4-fold per squaring instead of 2-fold: 1.8e-10 at 1e7
+    MNIST steps, a floor of 4e-9 on delta.)"""
     error = pld.round_off
-    if not pessimistic or error.tilt <= 0.0:
+    above = pld.masses.size - 1 - last
+    if not pessimistic or above == 0:
         return error
-    loss_target = pld.offset + (pld.lowest_index + target) * pld.interval
     loss_cut = pld.offset + (pld.lowest_index + last + 1) * pld.interval
-    moved_up = -np.inf
-    if first > 0 and error.untilted > 0:
-        moved_up = np.log(error.untilted) + error.tilt * loss_target
-    to_infinity = 0.0
-    if last < pld.masses.size - 1:
-        to_infinity = min(error.untilted, float(np.exp(error.log_tilted - error.tilt * loss_cut)))
-    log_tilted = float(np.logaddexp(error.log_tilted, moved_up))
-    return replace(error, log_tilted=log_tilted, infinity=error.infinity + to_infinity)
+    return replace(error, infinity=error.infinity + float(error.tail(loss_cut, above)))
 
 
 def fft_convolve(a: np.ndarray, b: np.ndarray, square: bool) -> np.ndarray:
@@ -630,23 +673,41 @@ def fft_work(size: int, square: bool) -> float:
     return (2.0 if square else 3.0) * size * math.log2(max(size, 2))
 
 
-def fft_round_off(mass: float, result: np.ndarray) -> float:
-    """Estimated l1 round-off of `result`, the FFT convolution (fft_convolve) of arrays with total masses
-    |a|_1 |b|_1 = mass, n = result.size:
+class Norms(NamedTuple):
+    """Estimated l1 and l2 norms of a convolution's round-off error."""
 
-        fft_error(n) max(mass, sqrt(n) |result|_2).
+    l1: float
+    l2: float
 
-    Each frequency carries a relative error of about fft_error(n), and the inverse transform spreads the
-    errors over the n entries: about fft_error(n) |result|_2 / sqrt(n) each (Parseval), so sqrt(n)
-    |result|_2 fft_error(n) in l1. Mass spread over many points has sqrt(n) |result|_2 near |a|_1 |b|_1;
-    mass held by a few points has it up to sqrt(n) times larger, and there |a|_1 |b|_1 alone undercounted
-    the error 8-fold (4e4 points; measured in tests/core/test_pld.py). convolve keeps such points out of
-    the FFT.
+
+def _l2(masses: np.ndarray) -> float:
+    """|masses|_2 (not np.linalg.norm: BLAS threads stall beside the compositions')."""
+    return math.sqrt(float(np.square(masses).sum()))
+
+
+def fft_round_off(a: np.ndarray, b: np.ndarray, result: np.ndarray) -> Norms:
+    """Estimated round-off of `result`, the FFT convolution (fft_convolve) of non-negative a and b,
+    n = result.size:
+
+        l2: fft_error(n) (|a|_2 |b|_1 + |a|_1 |b|_2),
+        l1: fft_error(n) max(|a|_1 |b|_1, sqrt(n) |result|_2).
+
+    l2: a forward transform errs by about fft_error(n) |A|_2 = fft_error(n) sqrt(N) |a|_2 in l2 (Higham
+    2002, Sec. 24.1, for a length-N transform), and a product's factor is at most |B|_inf <= |b|_1; the
+    inverse transform scales by 1 / sqrt(N) in l2 (Parseval). l1: the inverse transform spreads the
+    errors over the n entries, about fft_error(n) |result|_2 / sqrt(n) each, so sqrt(n) |result|_2
+    fft_error(n) in l1; mass spread over many points has sqrt(n) |result|_2 near |a|_1 |b|_1, mass held
+    by a few points has it up to sqrt(n) times larger, and there |a|_1 |b|_1 alone undercounted the
+    error 8-fold (4e4 points). Measured errors (tests/core/test_pld.py, shapes from spread to comb-like,
+    1e3 to 1e5 points) stay below a ninth of the l1 and a fourteenth of the l2 estimate. convolve keeps
+    points that hold much of the mass out of the FFT.
     """
-    squares = float(
-        np.square(result).sum()
-    )  # not np.linalg.norm: BLAS threads stall beside the compositions'
-    return fft_error(result.size) * max(mass, math.sqrt(result.size * squares))
+    l1_a, l1_b = float(a.sum()), float(b.sum())
+    l2_a, l2_b = _l2(a), _l2(b)
+    unit = fft_error(result.size)
+    return Norms(
+        unit * max(l1_a * l1_b, math.sqrt(result.size) * _l2(result)), unit * (l2_a * l1_b + l1_a * l2_b)
+    )
 
 
 HEAVY_SHARE = 1.0 / 16.0
@@ -663,8 +724,8 @@ def _split(masses: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray]:
     return heavy, light
 
 
-def convolve(a: np.ndarray, b: np.ndarray, square: bool) -> tuple[np.ndarray, float]:
-    """a * b (non-negative masses) and an estimate of its l1 round-off.
+def convolve(a: np.ndarray, b: np.ndarray, square: bool) -> tuple[np.ndarray, Norms]:
+    """a * b (non-negative masses) and an estimate of its round-off (Norms).
 
     a * b = H_a * b + L_a * H_b + L_a * L_b with H the points holding HEAVY_SHARE of the mass or more and
     L the rest: the first two as shifted copies (each entry a sum of at most k + 1 non-negative terms,
@@ -673,19 +734,16 @@ def convolve(a: np.ndarray, b: np.ndarray, square: bool) -> tuple[np.ndarray, fl
     mass at one point (loss 0 or the kink log(1 - q)): split, its FFT round-off is that of the mass q
     around it.
     """
-    mass_a = float(a.sum())
-    mass_b = mass_a if square else float(b.sum())
-    heavy_a, light_a = _split(a, mass_a)
-    heavy_b, light_b = (heavy_a, light_a) if square else _split(b, mass_b)
+    heavy_a, light_a = _split(a, float(a.sum()))
+    heavy_b, light_b = (heavy_a, light_a) if square else _split(b, float(b.sum()))
     result = fft_convolve(light_a, light_b, square)
-    light_mass = (mass_a - float(a[heavy_a].sum())) * (mass_b - float(b[heavy_b].sum()))
-    error = fft_round_off(light_mass, result)
+    error = fft_round_off(light_a, light_b, result)
     for index in heavy_a:
         result[index : index + b.size] += a[index] * b
     for index in heavy_b:
         result[index : index + a.size] += b[index] * light_a
-    adds = heavy_a.size + heavy_b.size + 1
-    return result, error + adds * float(np.finfo(float).eps) * mass_a * mass_b
+    relative = (heavy_a.size + heavy_b.size + 1) * float(np.finfo(float).eps)
+    return result, Norms(error.l1 + relative * float(result.sum()), error.l2 + relative * _l2(result))
 
 
 def _log_tilted(pld: DiscretePLD, tilt: float) -> tuple[np.ndarray, float]:
@@ -700,14 +758,17 @@ def _log_tilted(pld: DiscretePLD, tilt: float) -> tuple[np.ndarray, float]:
 def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple[np.ndarray, RoundOff]:
     """Convolution of the P-masses by FFT, and its round-off (RoundOff).
 
-    A later convolution with non-negative masses of total at most 1 does not grow an l1 error, so the
-    estimates of successive convolutions add up (a square doubles its input's error).
+    A later convolution with non-negative masses of total at most 1 grows neither an l1 nor an l2 error
+    (Young: |e * b|_p <= |e|_p |b|_1), so the estimates of successive convolutions add up (a square
+    doubles its input's error).
 
     With a tilt t > 0 the masses are also convolved as m_k e^{t eps_k} (an exponential tilt commutes with
     convolution: e^{t (a + b)} = e^{t a} e^{t b}); that FFT's error is relative to the tilted masses, so
     after untilting it is e^{-t eps_k} times smaller at large losses, where small deltas live. Each entry
-    takes the result of the run with the smaller error bound; the switch is where the two fresh bounds
-    meet (loss L_c), so the fresh error of the merge is at most twice each run's in its own norm.
+    takes the result of the run with the smaller error bound; the switch is the loss L_c where the
+    plain run's fresh l2 error, weighed by e^{t L_c}, meets the tilted run's: below it the plain entries
+    add at most e^{t L_c} times their norms to the tilted norms, above it the tilted entries at most
+    e^{-t L_c} times theirs to the untilted norms.
     """
     a, b = first.masses, second.masses
     size = a.size + b.size - 1
@@ -715,27 +776,43 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
     square = first is second
     plain, fresh = convolve(a, b, square)
     error_a, error_b = first.round_off, second.round_off
+    mass_a, mass_b = float(a.sum()), float(b.sum())
+    untilted = error_a.untilted * mass_b + mass_a * error_b.untilted + fresh.l1
+    untilted_l2 = error_a.untilted_l2 * mass_b + mass_a * error_b.untilted_l2 + fresh.l2
+    infinity = error_a.infinity + error_b.infinity
+    infinity += first.infinity_mass * error_b.untilted + error_a.untilted * second.infinity_mass
     tilt = error_a.tilt
     if tilt <= 0.0 or not (a.any() and b.any()):  # (no finite mass, e.g. a negligible mechanism's lower
-        return plain, RoundOff(untilted=error_a.untilted + error_b.untilted + fresh)  # PLD: nothing to tilt)
+        return plain, RoundOff(untilted, min(untilted, untilted_l2), infinity=infinity)  # PLD: no tilt)
     (tilted_a, scale_a), (tilted_b, scale_b) = _log_tilted(first, tilt), _log_tilted(second, tilt)
     tilted, tilted_fresh = convolve(tilted_a, tilted_b, square)
+    scale = scale_a + scale_b
     offset = first.offset + second.offset
     losses = offset + (first.lowest_index + second.lowest_index + np.arange(size)) * first.interval
     with np.errstate(divide="ignore", over="ignore"):  # inf only where the plain run is taken
-        untilted = np.exp(np.log(tilted) + (scale_a + scale_b) - tilt * losses)
+        from_tilted = np.exp(np.log(tilted) + scale - tilt * losses)
+        lift = float(np.log(tilted_fresh.l2) + scale - np.log(fresh.l2))  # t L_c
+    if not np.isfinite(lift):  # one run is exact: take it everywhere
+        lift = -np.inf if tilted_fresh.l2 == 0.0 else np.inf
+    masses = np.where(tilt * losses >= lift, from_tilted, plain)
+    share = fresh.l2 / tilted_fresh.l2 if np.isfinite(lift) else 0.0  # e^{scale - t L_c}
     log_mass_a, log_mass_b = scale_a + np.log(tilted_a.sum()), scale_b + np.log(tilted_b.sum())
-    log_fresh = np.log(tilted_fresh) + scale_a + scale_b
-    switch = (log_fresh - np.log(fresh)) / tilt if fresh > 0 else -np.inf  # L_c
-    propagated = np.logaddexp(error_a.log_tilted + log_mass_b, log_mass_a + error_b.log_tilted)
-    masses = np.where(losses >= switch, untilted, plain)
-    infinity = error_a.infinity + error_b.infinity
-    infinity += first.infinity_mass * error_b.untilted + error_a.untilted * second.infinity_mass
+
+    def tilted_norm(log_a: float, log_b: float, fresh_plain: float, fresh_tilted: float) -> float:
+        """A tilted norm of the result: propagated, plus the fresh errors of each run where it is taken."""
+        norm = float(np.logaddexp(log_a + log_mass_b, log_mass_a + log_b))
+        if np.isfinite(lift) and fresh_plain > 0.0:
+            norm = float(np.logaddexp(norm, lift + np.log(fresh_plain)))
+        return float(np.logaddexp(norm, np.log(fresh_tilted) + scale)) if fresh_tilted > 0.0 else norm
+
     return masses, RoundOff(
-        untilted=error_a.untilted + error_b.untilted + 2.0 * fresh,
+        untilted=untilted + share * tilted_fresh.l1,
+        untilted_l2=min(untilted, untilted_l2 + share * tilted_fresh.l2),
         tilt=tilt,
-        log_tilted=float(np.logaddexp(propagated, np.log(2.0) + log_fresh)),
+        log_tilted=tilted_norm(error_a.log_tilted, error_b.log_tilted, fresh.l1, tilted_fresh.l1),
+        log_tilted_l2=tilted_norm(error_a.log_tilted_l2, error_b.log_tilted_l2, fresh.l2, tilted_fresh.l2),
         infinity=infinity,
+        interval=first.interval,
     )
 
 
@@ -854,7 +931,7 @@ class Composed:
 
     def round_off_at(self, epsilon: ArrayLike) -> np.ndarray:
         """ROUND_OFF_SAFETY times the largest round-off bound of the composed profiles at each eps."""
-        return ROUND_OFF_SAFETY * np.max([p.round_off.at(epsilon) for p in self.upper + self.lower], axis=0)
+        return ROUND_OFF_SAFETY * np.max([p.round_off_at(epsilon) for p in self.upper + self.lower], axis=0)
 
     def delta_error(self, epsilon: ArrayLike) -> np.ndarray:
         """The largest bound on the composed profiles' evaluation errors at each eps (DiscretePLD)."""
@@ -1029,7 +1106,7 @@ def _compose_direction(
     tilt = _tilt(bases, times, target)
     groups: dict[int, list[DiscretePLD]] = {}
     for base, count in zip(bases, times, strict=True):
-        groups.setdefault(count, []).append(replace(base, round_off=RoundOff(tilt=tilt)))
+        groups.setdefault(count, []).append(replace(base, round_off=RoundOff(tilt=tilt, interval=interval)))
     plds = [
         self_compose(
             compose(group, pessimistic=pessimistic, tails=budget.shared(count), max_points=max_points),
