@@ -231,11 +231,6 @@ class _Reader:
         """Lap(b C) on a sum that moves by `sensitivity` C: eps0 = sensitivity / b."""
         return [Repeated(events.Laplace(self.sensitivity / fields.noise("noise_multiplier")))]
 
-    def permute_and_flip(self, fields: _Fields) -> list[Repeated]:
-        """Its privacy loss is the Laplace mechanism's at eps0 = epsilon (McKenna and Sheldon 2020)."""
-        epsilon = fields.number("epsilon")
-        return [Repeated(events.Laplace(epsilon))] if epsilon > 0 else []
-
     def discrete_laplace(self, fields: _Fields) -> list[Repeated]:
         """At sensitivity 1 the privacy loss of DLap(a) is +-a, each with the masses of pure a-DP (GDP paper
         eq. 4): exactly f_{a,0}."""
@@ -363,7 +358,6 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[[_Reader, _Fields], list[Repe
     "EpsilonDeltaDpEvent": (("epsilon", "delta"), _Reader.epsilon_delta),
     "ZCDpEvent": (("rho", "xi"), _Reader.zcdp),
     "RandomizedResponseDpEvent": (("noise_parameter", "num_buckets"), _Reader.randomized_response),
-    "PermuteAndFlipDpEvent": (("epsilon",), _Reader.permute_and_flip),
     "MixtureOfGaussiansDpEvent": (("standard_deviation", "sensitivities", "sampling_probs"), _Reader.mixture),
     "PoissonSampledDpEvent": (("sampling_probability", "event"), _Reader.poisson),
     "SampledWithoutReplacementDpEvent": (
@@ -388,6 +382,10 @@ REFUSED: dict[str, tuple[str, str | None]] = {
     "RepeatAndSelectDpEvent": (f"repeat and select: {_NO_ACCOUNTANT}", None),
     "ExponentialMechanismDpEvent": (
         f"the exponential mechanism (bounded range): {_NO_ACCOUNTANT}",
+        "EpsilonDeltaDpEvent(epsilon, 0) states the pure DP it meets",
+    ),
+    "PermuteAndFlipDpEvent": (
+        f"permute-and-flip: {_NO_ACCOUNTANT}",
         "EpsilonDeltaDpEvent(epsilon, 0) states the pure DP it meets",
     ),
     "TruncatedSubsampledGaussianDpEvent": (

@@ -94,7 +94,6 @@ READ = [
         event("RandomizedResponseDpEvent", noise_parameter=0.5, num_buckets=2),
         [Repeated(events.RandomizedResponse(0.75))],
     ),
-    (event("PermuteAndFlipDpEvent", epsilon=0.5), [Repeated(events.Laplace(0.5))]),
     (
         event(
             "MixtureOfGaussiansDpEvent",
@@ -196,6 +195,7 @@ REFUSED = [
     ),
     (event("NonPrivateDpEvent"), "NonPrivateDpEvent"),
     (event("ExponentialMechanismDpEvent", epsilon=1.0), "ExponentialMechanismDpEvent"),
+    (event("PermuteAndFlipDpEvent", epsilon=1.0), "PermuteAndFlipDpEvent"),
     (
         event("RandomAllocationDpEvent", event=gaussian(1.0), num_selected=1, num_steps=10),
         "RandomAllocationDpEvent",
@@ -273,7 +273,7 @@ REFUSED = [
 def test_what_gdpcli_does_not_read_exits_2_in_one_line_naming_it(
     gdpcli, tmp_path: Path, data: Any, words: str
 ) -> None:
-    with pytest.raises(InputError, match=None) as raised:
+    with pytest.raises(InputError) as raised:
         dp_events.read(data)
     assert words in str(raised.value)
     outcome = gdpcli("compose", "--specs", write(tmp_path, data), "--delta", "1e-5")
@@ -390,8 +390,9 @@ def test_sampled_without_replacement_notes_its_convention_and_agrees_under_dp_ac
         "json",
     )
     lower_same, upper_same = bounds(same)
-    assert lower_same <= theirs
-    assert upper_same <= theirs  # the PLD of the same pair is tighter than RDP's conversion (not slack)
+    assert lower_same <= theirs  # rigorous: their RDP bound is above the truth, gdpcli's lower bound below
+    assert upper_same - lower_same <= 0.003 * lower_same and upper_same <= theirs  # and it is not vacuous:
+    # gdpcli's narrow interval lies below RDP's conversion, the looser accountant
 
 
 WRITTEN = [
