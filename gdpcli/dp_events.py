@@ -58,6 +58,10 @@ REPLACE_ONE_NOTE = (
     "accountant does for a Gaussian event); dp_accounting's RDP accountant takes sensitivity 1, i.e. "
     "gdpcli's figure at twice the noise multiplier"
 )
+RESPONSE_COUNT_NOTE = (
+    "dp_accounting's PLD accountant (0.6.0) composes a repeated RandomizedResponseDpEvent once, whatever "
+    "its count: to check such a figure there, list each response as its own event in a ComposedDpEvent"
+)
 
 Json = dict[str, Any]
 
@@ -437,12 +441,23 @@ def relation_of(found: Sequence[Repeated]) -> Neighbouring:
 
 
 def notes(found: Sequence[Repeated]) -> list[str]:
-    """Where dp_accounting's accountants take these events by other conventions than gdpcli (module
-    docstring): under replace-one, a Gaussian or Laplace event's sensitivity."""
+    """Where dp_accounting's accountants take these events otherwise than gdpcli (module docstring): under
+    replace-one, a Gaussian or Laplace event's sensitivity; and its PLD accountant's count of a repeated
+    randomized response."""
     moving = any(
         item.mechanism.gdp_mu is not None or isinstance(item.mechanism, events.Laplace) for item in found
     )
-    return [REPLACE_ONE_NOTE] if moving and relation_of(found) is Neighbouring.REPLACE_ONE else []
+    repeated_responses = any(
+        isinstance(item.step, events.RandomizedResponse) and item.times > 1 for item in found
+    )
+    return [
+        note
+        for note, applies in (
+            (REPLACE_ONE_NOTE, moving and relation_of(found) is Neighbouring.REPLACE_ONE),
+            (RESPONSE_COUNT_NOTE, repeated_responses),
+        )
+        if applies
+    ]
 
 
 def _event(name: str, **fields: Any) -> Json:
