@@ -131,6 +131,24 @@ READ = [
         ),
         [Repeated(events.Sampled(events.Gaussian(1.1, 2.0), 256 / 60000, FIXED))],
     ),
+    (  # a replace-one event: its Laplace sum moves by up to 2C (eps0 = 2 / b), and so does a lone Gaussian's
+        event(
+            "ComposedDpEvent",
+            events=[
+                event(
+                    "SampledWithoutReplacementDpEvent",
+                    source_dataset_size=100,
+                    sample_size=10,
+                    event=event("LaplaceDpEvent", noise_multiplier=4.0),
+                ),
+                gaussian(3.0),
+            ],
+        ),
+        [
+            Repeated(events.Sampled(events.Laplace(0.5), 0.1, FIXED)),
+            Repeated(events.Gaussian(3.0, 2.0)),
+        ],
+    ),
     (event("SelfComposedDpEvent", event=gaussian(2.0), count=5), [Repeated(events.Gaussian(2.0, 1.0), 5)]),
     (
         event(
