@@ -1385,13 +1385,26 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    if target is not None and np.any(bounds.swallowed):  # tilt every direction at the answer's epsilon
-        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed), bounds.lower, 0.0)))
+    swallowed = np.any(bounds.swallowed)
+    if (target is not None and swallowed) or (target is None and bounds.carried > 0.0):
+        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed) | ~swallowed, bounds.lower, 0.0)))
+        target = target or TailTarget(delta=smallest)  # (round-off carried: tilt at the answer too)
         steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
         steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
         reached, work = bounds.reached and steeper.reached, bounds.work + steeper.work
         bounds = replace(_tightest(bounds, steeper), reached=reached, work=work)
+        bounds = replace(
+            bounds, carried=_excess(bounds, accuracy, absolute, widest) if bounds.carried else 0.0
+        )
     return _shaped(bounds, delta.shape)
+
+
+def _excess(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> float:
+    """How much wider than asked the (finite) bounds are at the widest query."""
+    lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
+    with np.errstate(invalid="ignore"):
+        excess = upper - lower - np.minimum(accuracy * lower + absolute, widest)
+    return float(np.max(np.where(np.isfinite(excess), excess, 0.0), initial=0.0))
 
 
 def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
