@@ -479,6 +479,21 @@ def test_written_events_are_accounted_alike_by_dp_accounting(
     assert min(ours) <= theirs <= max(ours) + 0.01
 
 
+def test_written_zcdp_events_are_converted_alike_by_dp_accountings_rdp(gdpcli) -> None:
+    """zCDP events have an RDP curve only: dp_accounting's RDP accountant converts it by the improved bound
+    (Canonne, Kamath and Steinke 2020, Prop. 12) at its grid of orders, gdpcli's rdp-improved by the same
+    bound at the best order, so gdpcli's figure is at most theirs and close to it."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    specs = ("zcdp:rho=0.1x10", "zcdp:rho=0.05,xi=0.01")
+    printed = gdpcli("compose", *specs, "--to", "dp-event")
+    query = ("--delta", "1e-5", "--method", "rdp", "--conversion", "improved", "-f", "json")
+    [row] = gdpcli("compose", *specs, *query).json()["rows"]
+    accountant = dp_accounting.rdp.RdpAccountant()
+    accountant.compose(built(json.loads(printed.stdout)))
+    theirs = accountant.get_epsilon(1e-5)
+    assert row["epsilon"] <= theirs <= row["epsilon"] * (1 + 1e-3)
+
+
 @pytest.mark.parametrize(
     "specs",
     [
