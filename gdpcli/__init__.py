@@ -10,20 +10,26 @@ mechanisms, sampling, repetition, DP-SGD runs) and `account` (labelled answers f
     >>> round(account.certified_epsilon(events.dpsgd(1.1, 256 / 60000, 14063), delta=1e-5), 3)
     2.382
 
+For a training script, `Accountant` and `get_noise_multiplier` have Opacus's interface and answer with
+certified figures (gdpcli.training).
+
 They are loaded lazily so that `gdpcli --version` never imports numpy or scipy.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "account", "events", "gdp"]
+__all__ = ["Accountant", "__version__", "account", "events", "gdp", "get_noise_multiplier"]
 _MODULES = {"gdp": "gdpcli.api", "events": "gdpcli.events", "account": "gdpcli.account"}
+_NAMES = {"Accountant": "gdpcli.training", "get_noise_multiplier": "gdpcli.training"}
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     if name in _MODULES:
         return importlib.import_module(_MODULES[name])
+    if name in _NAMES:
+        return getattr(importlib.import_module(_NAMES[name]), name)
     raise AttributeError(f"module 'gdpcli' has no attribute {name!r}")
