@@ -316,8 +316,14 @@ def test_bad_targets_are_refused_by_parameter_name(changes: dict, named: str) ->
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The README's section on training scripts runs as written
+# The examples in the module and in the README's section on training scripts run as written
 # ---------------------------------------------------------------------------------------------------------
+
+
+def test_module_examples_run() -> None:
+    from gdpcli import training
+
+    assert doctest.testmod(training, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_readme_training_section_runs() -> None:
