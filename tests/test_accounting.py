@@ -8,8 +8,8 @@ import pytest
 
 from gdpcli.accounting import Answer, Figures, check_budget, select, split_uniform_delta
 from gdpcli.errors import BudgetExceeded, ComputationError
+from gdpcli.events.spec import parse_spec
 from gdpcli.guarantees import Guarantee, Side
-from gdpcli.mechanisms import parse_spec
 
 
 def _answer(values: list[float], side: Side, deltas: tuple[float, ...] = (1e-5, 1e-6)) -> Answer:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from gdpcli.accounting import gdpt_input as profiles
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.mechanisms import parse_spec
+from gdpcli.events.spec import parse_spec
 
 
 def test_is_sampled(tmp_path) -> None:

@@ -17,7 +17,7 @@ from gdpcli import vocabulary
 from gdpcli.accounting import dpsgd, last_iterate
 from gdpcli.accounting.gdpt_input import BUILTINS
 from gdpcli.cli import calibrate
-from gdpcli.mechanisms import COMMON_KEYS, KIND_KEYS
+from gdpcli.events.spec import COMMON_KEYS, KIND_KEYS
 from tools import generate_docs as generate
 
 ROOT = generate.ROOT

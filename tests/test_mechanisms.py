@@ -6,7 +6,7 @@ import pytest
 
 from gdpcli.errors import InputError
 from gdpcli.events import GDP, ApproxDP, Gaussian, Laplace, Renyi
-from gdpcli.mechanisms import parse_spec
+from gdpcli.events.spec import parse_spec
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,8 @@ from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
 from gdpcli.errors import InputError
 from gdpcli.events import Repeated
+from gdpcli.events.spec import parse_spec
 from gdpcli.guarantees import Guarantee, Side, bound
-from gdpcli.mechanisms import parse_spec
 from gdpcli.textfiles import read_text
 
 BUILTINS: dict[str, tuple[str, ...]] = {"family": ("a", "b", "sigma"), "icea": ("m", "n")}
@@ -102,7 +102,7 @@ def is_sampled(source: str) -> bool:
 
 
 def from_text(text: str, refine: bool = False) -> Profiles:
-    """Profiles of a spec (gdpcli.mechanisms) or a built-in (family:..., icea:...); --refine: built-ins."""
+    """Profiles of a spec (gdpcli.events.spec) or a built-in (family:..., icea:...); --refine: built-ins."""
     kind = text.strip().partition(":")[0].strip().lower()
     if kind in BUILTINS:
         return builtin(text, refine)

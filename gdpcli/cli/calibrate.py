@@ -340,7 +340,7 @@ def canonical(
     so sens x N added to a statistic of sensitivity sens is exactly f-DP (Awan and Vadhan 2023)."""
     from gdpcli.accounting import canonical as noise_of
     from gdpcli.cli import output
-    from gdpcli.mechanisms import parse_spec
+    from gdpcli.events.spec import parse_spec
 
     options.positive(sens, "--sens")
     if sample is not None and quantiles is not None:

@@ -158,7 +158,7 @@ def _explained_budget(row: dict) -> dict:
 
 def _parse_all(arguments: list[str], from_file: list[tuple[str, str]]) -> list[Repeated]:
     """Events of the argument specs, then of the file's, whose errors name the line."""
-    from gdpcli.mechanisms import parse_spec
+    from gdpcli.events.spec import parse_spec
 
     parsed = [parse_spec(text) for text in arguments]
     for where, text in from_file:

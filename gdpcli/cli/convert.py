@@ -121,7 +121,7 @@ def command(
     from gdpcli import accounting
     from gdpcli.cli.output import FIGURES, Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
-    from gdpcli.mechanisms import parse_spec
+    from gdpcli.events.spec import parse_spec
 
     options.positive(accuracy, "--accuracy")
     conversions = options.conversions(conversion)

@@ -125,7 +125,7 @@ def subject_of(
 ) -> tuple[list[Repeated] | Run, str]:
     """What is assessed: the specs' events, or the DP-SGD run the run options and --noise-multiplier
     describe (under any batch scheme), and a title."""
-    from gdpcli.mechanisms import parse_spec
+    from gdpcli.events.spec import parse_spec
 
     run_given = (
         noise_multiplier is not None or run_options.epochs is not None or run_options.steps is not None

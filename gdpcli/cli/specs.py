@@ -1,4 +1,4 @@
-"""`gdpcli specs`: the spec language, from the parser's own tables (gdpcli.mechanisms), so it cannot drift.
+"""`gdpcli specs`: the spec language, from the parser's own tables (gdpcli.events.spec), so it cannot drift.
 
 Prints the grammar of a mechanism spec, the keys every kind takes and a table of every kind the parser
 accepts with its keys and meaning. The man page gdpcli-specs(1) renders the same tables
@@ -12,7 +12,7 @@ import textwrap
 
 import typer
 
-from gdpcli.mechanisms import COMMON_KEYS, COMMON_MEANINGS, KIND_KEYS, MEANINGS
+from gdpcli.events.spec import COMMON_KEYS, COMMON_MEANINGS, KIND_KEYS, MEANINGS
 
 GRAMMAR = (
     "A mechanism spec is one shell word, KIND:key=value,key=value,... with the keys of its KIND (in any "

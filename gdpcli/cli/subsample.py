@@ -101,7 +101,7 @@ def command(
     from gdpcli.cli.output import Result, emit
     from gdpcli.cli.queries import answer, notes_of
     from gdpcli.events import Sampling
-    from gdpcli.mechanisms import parse_spec
+    from gdpcli.events.spec import parse_spec
 
     options.positive(accuracy, "--accuracy")
     if not 0.0 < rate <= 1.0:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from gdpcli import vocabulary
-from gdpcli.mechanisms import COMMON_KEYS, KIND_KEYS, MEANINGS, parse_spec
+from gdpcli.events.spec import COMMON_KEYS, KIND_KEYS, MEANINGS, parse_spec
 from tools import generate_docs as generate
 
 COMMANDS = [tuple(command.path[1:]) for command in generate.command_tree().walk()]
