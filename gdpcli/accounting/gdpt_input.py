@@ -89,6 +89,17 @@ class SampledProfile:
     lower: tuple[np.ndarray, np.ndarray] | None = None
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def upper(self) -> PrivacyProfile:
+        """The samples' safe upper profile between them (gdpt.sampled_profile)."""
+        return gdpt.sampled_profile(self.epsilon, self.delta)
+
+    @property
+    def staircase_guarantee(self) -> Guarantee:
+        """The label of the staircase's mu_lower cells: a lower bound from exact samples, else an
+        approximation (upper-bound samples give it no rigorous direction)."""
+        return bound("mu", Side.OPTIMISTIC if self.guarantee == "exact" else Side.APPROXIMATE)
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Functions: specs and built-ins

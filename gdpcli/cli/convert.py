@@ -13,11 +13,8 @@ from gdpcli.errors import ComputationError, InputError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    import numpy as np
-
     from gdpcli.accounting import Accountant, Answer
-    from gdpcli.events import Repeated, Step
-    from gdpcli.guarantees import Side
+    from gdpcli.events import Repeated
 
 DIVERGENCES = ("kl", "tv", "hellinger", "chi2")
 """--to choices: divergences of the mechanism's dominating pair (each printed in a column of its name)."""
@@ -119,6 +116,7 @@ def command(
 ) -> None:
     """Convert one privacy guarantee: epsilon at delta, delta at epsilon, trade-off beta(alpha), mu."""
     from gdpcli import accounting
+    from gdpcli.accounting import divergences
     from gdpcli.cli.output import FIGURES, Result, emit
     from gdpcli.cli.queries import answer, mu_rows, notes_of
     from gdpcli.events.spec import parse_spec
@@ -168,12 +166,12 @@ def command(
     elif to in DIVERGENCES:
         if group:
             raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
-        rows += _divergence_rows(parsed, str(to))
+        rows += divergences.divergence_rows(parsed, str(to))
         notes += _divergence_notes(rows)
     if to in ("rho", "rdp"):
         if group:
             raise InputError(f"--to {to} with --group is not supported", "convert the mechanism itself")
-        rows += _curve_rows(parsed, str(to), _orders(order, str(to), parsed), method)
+        rows += divergences.curve_rows(parsed, str(to), _orders(order, str(to), parsed), method == "all")
         notes += _curve_notes(rows, parsed)
     if to == "mu":
         if group:
@@ -258,18 +256,6 @@ def _tv_rows(
     return [{"tv": row["delta"]} | rest for row, rest in zip(rows, kept, strict=True)], answers
 
 
-def _divergence_rows(parsed: Repeated, to: str) -> list[dict]:
-    """--to kl | hellinger | chi2 of the composed pair (clt.Divergences.composed): closed forms (exact) for
-    gdp, gaussian, laplace, dp and rr, else the quadrature of the trade-off function (approximation)."""
-    from gdpcli.guarantees import Side, bound
-
-    divergences = parsed.step.divergences().composed(parsed.times)
-    side, name = (
-        (Side.EXACT, "closed-form") if divergences.exact else (Side.APPROXIMATE, "tradeoff-quadrature")
-    )
-    return [{to: getattr(divergences, to), "guarantee": bound(to, side), "method": name}]
-
-
 def _divergence_notes(rows: list[dict]) -> list[str]:
     """What --to kl | hellinger | chi2 rows mean: the direction, Hellinger's convention, the quadrature."""
     notes = [
@@ -293,92 +279,6 @@ def _orders(text: str | None, to: str, parsed: Repeated) -> list[float]:
         return list(parsed.step.rdp_points[0])
     values = options.parse_values(text or (RHO_ORDERS if to == "rho" else DEFAULT_ORDERS), "--order")
     return options.check_range(values, "--order", low=1.0, high=1e6, low_open=True)
-
-
-def _curve_rows(parsed: Repeated, to: str, orders: list[float], method: str) -> list[dict]:
-    """Rows of --to rdp (order, rdp_epsilon per curve) or --to rho."""
-    if to == "rho":
-        return _rho_rows(parsed, orders)
-    from gdpcli.guarantees import bound
-
-    curves = _curves(parsed, orders, method == "all")
-    return [
-        {"order": a, "rdp_epsilon": float(v), "guarantee": bound("rdp", side), "method": name}
-        for name, side, values in curves
-        for a, v in zip(orders, values, strict=True)
-    ]
-
-
-_EXACT_CURVES = ("gdp", "gaussian", "laplace", "dp", "rr", "rdp", "zcdp")
-"""Kinds whose own RDP curve is exact (closed forms; rdp: and zcdp: state their guarantee itself)."""
-
-
-def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[str, Side, object]]:
-    """(method, side, D_alpha at the orders) of the composed spec: its own RDP curve where it has one (the
-    trade-off route beside it with --method all), else the review's Sec. 2.3 link from its trade-off."""
-    import numpy as np
-
-    from gdpcli.core import zcdp
-    from gdpcli.guarantees import Side
-
-    step, times, grid = parsed.step, parsed.times, np.asarray(orders, dtype=float)
-    found: list[tuple[str, Side, object]] = []
-    try:
-        own = times * np.asarray(_own_curve(step, grid), dtype=float)
-        exact = step.sampling_rate is None and step.mechanism.kind in _EXACT_CURVES
-        found.append(("rdp-curve", Side.EXACT if exact else Side.PESSIMISTIC, own))
-    except ComputationError:
-        if step.sampling_rate is not None or not step.mechanism.has_tradeoff:
-            raise
-    if (every or not found) and step.sampling_rate is None and step.mechanism.has_tradeoff:
-        quadrature = times * zcdp.rdp_from_tradeoff(step.mechanism.tradeoff, grid)
-        found.append(("tradeoff-quadrature", Side.APPROXIMATE, quadrature))
-    return found
-
-
-def _own_curve(step: Step, grid: np.ndarray) -> object:
-    """The step's own RDP curve at the orders; rdp: specs at their listed orders only."""
-    if step.rdp_points is None:
-        return step.rdp_curve()(grid)
-    lookup = dict(zip(*step.rdp_points, strict=True))
-    missing = [a for a in grid.tolist() if a not in lookup]
-    if missing:
-        raise InputError(
-            f"{step.describe()} states no RDP at order {missing[0]!r}",
-            "its orders: " + ",".join(f"{a:g}" for a in lookup),
-        )
-    return [lookup[a] for a in grid.tolist()]
-
-
-def _rho_rows(parsed: Repeated, orders: list[float]) -> list[dict]:
-    """--to rho: exact for GDP/Gaussian (mu^2 / 2, Bun and Steinke 2016 Prop. 1.6) and for zcdp: (its own
-    rho, and xi); the discrete Gaussian's [CKS20] Prop. 5 rho (upper bound); else the smallest rho with
-    D_alpha <= alpha rho at the orders given (a lower bound on the zCDP rho from an exact curve, else an
-    approximation)."""
-    import numpy as np
-
-    from gdpcli.core import zcdp
-    from gdpcli.guarantees import Side, bound
-
-    mechanism, times = parsed.mechanism, parsed.times
-    exact = bound("rho", Side.EXACT)
-    if parsed.exact_mu is not None:
-        return [{"rho": parsed.exact_mu**2 / 2.0, "guarantee": exact, "method": "gaussian"}]
-    if parsed.sampling_rate is None and mechanism.kind == "zcdp":
-        row = {"rho": times * mechanism.rho, "guarantee": exact, "method": "zcdp"}
-        return [{**row, "xi": times * mechanism.xi} if mechanism.xi else row]
-    if parsed.sampling_rate is None and mechanism.zcdp_rho is not None:
-        return [
-            {"rho": times * mechanism.zcdp_rho, "guarantee": bound("rho", Side.PESSIMISTIC), "method": "zcdp"}
-        ]
-    rows = []
-    for name, side, values in _curves(parsed, orders, every=False):
-        rho = zcdp.smallest_rho(orders, values)
-        best = orders[int(np.argmax(np.asarray(values) / np.asarray(orders)))]
-        # a maximum over finitely many orders: at most the true rho, when the curve itself is exact
-        guarantee = bound("rho", Side.OPTIMISTIC if side is Side.EXACT else Side.APPROXIMATE)
-        rows.append({"rho": rho, "order": best, "guarantee": guarantee, "method": f"max-over-orders-{name}"})
-    return rows
 
 
 def _curve_notes(rows: list[dict], parsed: Repeated) -> list[str]:

@@ -22,8 +22,7 @@ from gdpcli.errors import InputError
 from gdpcli.guarantees import Guarantee, Side, bound
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.gdpt_input import GdptResult, Profiles
-    from gdpcli.core.gdpt import PrivacyProfile
+    from gdpcli.accounting.gdpt_input import GdptResult, PrivacyProfile, Profiles
 
 EPILOG = """\b
 Examples:
@@ -117,7 +116,6 @@ def command(
     from gdpcli.accounting import gdpt_input as profiles
     from gdpcli.cli import plot as plotting
     from gdpcli.cli.output import Result, emit
-    from gdpcli.core import gdpt
 
     options.positive(eps_head, "--eps-head")
     if precision is not None and not 0 < precision <= 1:
@@ -133,10 +131,7 @@ def command(
         if precision is not None:
             notes.append("--precision does not apply to a sampled profile: the sampling sets the slack")
         summary = _summary(source, "csv", result, None, lower_guarantee, "gdpt-sampled")
-        staircase_guarantee = bound(
-            "mu", Side.OPTIMISTIC if sampled.guarantee == "exact" else Side.APPROXIMATE
-        )
-        upper = gdpt.sampled_profile(sampled.epsilon, sampled.delta)
+        staircase_guarantee, upper = sampled.staircase_guarantee, sampled.upper
     else:
         given = profiles.from_text(source, refine)
         precision = DEFAULT_PRECISION if precision is None else precision
