@@ -144,7 +144,7 @@ def _fit(masses: np.ndarray, points: int, clamp: bool) -> np.ndarray:
 def _convolve(a: np.ndarray, b: np.ndarray, points: int, clamp: bool) -> tuple[np.ndarray, float]:
     """a * b on points 0..points-1 (_fit), and the estimated l1 round-off of its FFT (pld.convolve)."""
     full, round_off = convolve(a, b, square=a is b)
-    return _fit(full, points, clamp), round_off
+    return _fit(full, points, clamp), round_off.l1
 
 
 def _power(masses: np.ndarray, times: int, points: int, clamp: bool) -> tuple[np.ndarray | None, float]:

@@ -61,7 +61,8 @@ _COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coars
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
 _FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
-_LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (epsilon_bounds)
+_LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
+_LOWER_BISECTIONS = 40  # bisection steps after them (_lower_epsilons)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
 
@@ -1336,25 +1337,53 @@ def _epsilons(plds: Sequence[DiscretePLD], deltas: np.ndarray) -> np.ndarray:
     return np.where(deltas > 0.0, values, np.inf)
 
 
+def _lower_epsilons(composed: Composed, deltas: np.ndarray) -> np.ndarray:
+    """Rigorous lower bounds on the epsilon at each delta, through the round-off g(eps) of the composition
+    (Composed.round_off_at, non-increasing in eps): any x with delta_lower(x) - g(x) > delta, delta_lower
+    the worst optimistic profile, has a true delta(x) > delta, so the true epsilon is above x.
+
+    From x0, the eps at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) is such an x (g(x_{i+1}) <=
+    g(x_i)); after _LOWER_PASSES of them, bisection between the last and the optimistic epsilon at delta
+    itself keeps the largest such x it meets. The passes alone stall where g falls steeply (a tilted
+    composition's, by e^{-t eps} with t in the hundreds): at q 1e-5, sigma 1.1, 1e7 steps at delta 1e-15
+    they stopped at 0.176 with g there 1e8 times its value at the answer 0.259, which then swallowed delta.
+    """
+    lower = _epsilons(composed.lower, deltas + composed.round_off_at(-np.inf))
+    for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
+        lower = _epsilons(composed.lower, deltas + composed.round_off_at(np.maximum(lower, 0.0)))
+    high = _epsilons(composed.lower, deltas)
+    open_ = np.isfinite(lower) & np.isfinite(high) & (high > lower)
+    low, high = np.where(open_, lower, 0.0), np.where(open_, high, 0.0)
+    for _ in range(_LOWER_BISECTIONS if np.any(open_) else 0):
+        middle = 0.5 * (low + high)
+        worst = np.max([np.atleast_1d(p.delta(middle)) for p in composed.lower], axis=0)
+        above = worst - composed.round_off_at(middle) > deltas
+        low, high = np.where(above, middle, low), np.where(above, high, middle)
+    return np.where(open_, low, lower)
+
+
 def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
     """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP, for one delta or an
     array of them from ONE composition per grid (Bounds then holds arrays).
 
     components: (dominating pair, times) list. The upper bound is the eps of the worst direction of the
     pessimistic PLDs, the lower bound that of the optimistic ones, each with the round-off g(eps) of
-    the composition (Composed.round_off_at, non-increasing in eps) on its safe side: from x0, the eps
-    at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) stays below the truth (_LOWER_PASSES of
-    them give the lower bound), and the upper bound is the eps at delta - g(lower). Refined until
+    the composition (Composed.round_off_at, non-increasing in eps) on its safe side: the lower bound is
+    the largest eps found whose optimistic delta exceeds delta + g(eps) (_lower_epsilons), and the upper
+    bound is the eps at delta - g(lower). Refined until
     upper - lower <= accuracy min(lower + EPSILON_SCALE, STEP_SCALE n) at every delta, n the number of
     mechanisms composed: relative accuracy for large epsilons, absolute accuracy x EPSILON_SCALE for
     small ones (no one quotes an epsilon of 0.06 to 1e-4), and for few steps no wider than a per-step
     grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
     a tilted composition (TailTarget), at a tilt of at most _MAX_TILT first and, where its round-off would
-    swallow a delta (take half of it), again at the saddle point up to _STEEPEST_TILT: steeper tilts leave
-    errors relative to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800), but
-    not always smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133, carries
-    ten times what t = 64 does). A delta that both swallow has upper bound inf and is marked in
-    Bounds.swallowed; its lower bound still holds. Bounds are rounded outward by 1e-12 relative.
+    swallow a delta (take half of it), again with every direction tilted at the answer's epsilon (the
+    pessimistic PLDs' epsilon without round-off on the last grid), up to _STEEPEST_TILT: steeper tilts
+    leave errors relative to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800),
+    but not always smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133,
+    carries ten times what t = 64 does). Bounds that a plain composition left wider than asked for the
+    round-off they carry are recomposed so too. A delta that both compositions swallow has upper bound
+    inf and is marked in Bounds.swallowed; its lower bound still holds. Bounds are rounded outward by
+    1e-12 relative.
     """
     accuracy, max_points, compose = _precision(precision, components)
     delta = np.asarray(delta, dtype=float)
@@ -1364,17 +1393,18 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     smallest = float(flat.min())
     target = TailTarget(delta=smallest) if smallest < 1e2 * predicted_round_off(components) else None
 
+    centres: list[np.ndarray] = []  # the upper PLDs' epsilons without round-off, grid by grid
+
     def measure(composed: Composed) -> Measurement:
-        lower = _epsilons(composed.lower, flat + composed.round_off_at(-np.inf))
-        for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
-            lower = _epsilons(composed.lower, flat + composed.round_off_at(np.maximum(lower, 0.0)))
+        lower = _lower_epsilons(composed, flat)
         floor = composed.round_off_at(np.maximum(lower, 0.0))
         swallowed = floor > 0.5 * flat  # no rigorous upper bound from this composition
         upper = np.where(
             swallowed, np.inf, _epsilons(composed.upper, np.where(swallowed, flat, flat - floor))
         )
         with np.errstate(invalid="ignore"):  # (inf - inf where no finite epsilon exists)
-            plain = _epsilons(composed.upper, flat) - _epsilons(composed.lower, flat)  # without round-off
+            centres.append(_epsilons(composed.upper, flat))
+            plain = centres[-1] - _epsilons(composed.lower, flat)  # without round-off
             slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
         upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
@@ -1387,7 +1417,8 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
     swallowed = np.any(bounds.swallowed)
     if (target is not None and swallowed) or (target is None and bounds.carried > 0.0):
-        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed) | ~swallowed, bounds.lower, 0.0)))
+        centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
+        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed) | ~swallowed, centre, 0.0)))
         target = target or TailTarget(delta=smallest)  # (round-off carried: tilt at the answer too)
         steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
         steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
