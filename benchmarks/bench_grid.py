@@ -1,4 +1,4 @@
-"""Issue 13's grid and issue 18's small deltas: `gdpcli sgd` (default options, whole process) against
+"""The slow settings and the small deltas: `gdpcli sgd` (default options, whole process) against
 dp-accounting's PLD accountant (pessimistic and optimistic, value_discretization_interval 1e-4) on the
 same question, measured in the same script.
 

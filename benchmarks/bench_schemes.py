@@ -1,4 +1,4 @@
-"""The MNIST run under every batch scheme, whole-process wall time (issue 14: under 2 s each).
+"""The MNIST run under every batch scheme, whole-process wall time (the goal: under 2 s each).
 
     PYTHONPATH=. python benchmarks/bench_schemes.py [--repetitions 5]     # from the repository root
 

@@ -33,7 +33,7 @@ GDPCLI = ["-c", "import re, sys; from gdpcli.__main__ import main; sys.argv[0] =
 """What the `gdpcli` console script that pip generates runs (its `import re` included)."""
 
 BASELINE = ('python -c "import numpy, scipy.special, typer"', ["-c", "import numpy, scipy.special, typer"])
-"""Issue 13's baseline for `convert`: the numerics a GDP conversion needs and the CLI framework."""
+"""The baseline for `convert`: the numerics a GDP conversion needs and the CLI framework."""
 CONVERT = ("gdpcli convert gdp:mu=1 --delta 1e-5", [*GDPCLI, "convert", "gdp:mu=1", "--delta", "1e-5"])
 PAIRS = [
     (("gdpcli --version", [*GDPCLI, "--version"]), ('python -c "import typer"', ["-c", "import typer"])),

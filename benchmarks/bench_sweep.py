@@ -1,11 +1,11 @@
-"""Issue 13's sweep: `gdpcli sgd` (default options) against dp-accounting's PLD accountant on the grid
+"""The sweep: `gdpcli sgd` (default options) against dp-accounting's PLD accountant on the grid
 q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5, 20} x T in {1, 1e2, 1e4,
 1e6, 1e7} at delta 1e-5 (and the q = 1e-3 rows at 1e-10), each tool as a whole process, taking turns.
 
     PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue | --steps T ... --rates Q ...] > sweep.md
     PYTHONPATH=. python benchmarks/bench_sweep.py --quick --versus OLD --repeat 3 > versus.md
 
---issue runs only bench_grid.py's settings: those issue 13 lists as slow, and MNIST at small deltas.
+--issue runs only bench_grid.py's settings: the slow ones, and MNIST at small deltas.
 --versus DIR times gdpcli against the gdpcli of another checkout (a git worktree of an earlier commit)
 instead of dp-accounting, each run from its own tree; --repeat N runs each pair N times in turn and
 takes the median time of each side (the machine's load drifts; the ratio of medians is what to quote).
@@ -176,7 +176,7 @@ def main() -> None:
     settings = [(q, s, t, 1e-5) for q in rates for s in sigmas for t in steps]
     settings += [(1e-3, s, t, 1e-10) for s in sigmas for t in steps if 1e-3 in rates]
     if arguments.issue:
-        from bench_grid import SETTINGS  # issue 13's slow settings and the MNIST small deltas
+        from bench_grid import SETTINGS  # the slow settings and the MNIST small deltas
 
         settings = SETTINGS
     versus = arguments.versus and os.path.abspath(arguments.versus)

@@ -1,4 +1,4 @@
-"""The safe-side rounding contract on a million points (issue 11): how often does a rounded result fail the
+"""The safe-side rounding contract on a million points: how often does a rounded result fail the
 inequality it promises, checked exactly in floating point, and how often is it not tight?
 
     PYTHONPATH=. python benchmarks/rounding_contract.py [--points N] [--seed S]

@@ -1,7 +1,7 @@
 """Defaults shared by the accountants and the CLI (no numpy import, so the CLI can read them cheaply)."""
 
 DEFAULT_ACCURACY = 0.005
-"""The numerical (PLD) accountant refines its grid until upper / lower - 1 <= this (DESIGN: <= 1.005).
+"""The numerical (PLD) accountant refines its grid until upper / lower - 1 <= this (the bounds within 0.5 %).
 Round trips such as `calibrate sgd` -> `sgd` rely on every command using the same value."""
 
 EPSILON_SCALE = 0.1
@@ -14,4 +14,4 @@ accuracy x STEP_SCALE x n (2.5e-5 a step at the default): upper - lower <= accur
 EPSILON_SCALE, STEP_SCALE n). A PLD accountant on a per-step grid of 1e-4 (dp-accounting's) leaves its
 pessimistic and optimistic epsilons about 5e-5 a step apart, so a purely relative width would be wider
 than that for a large epsilon after few steps (an epsilon of 137 after 100 steps: 0.07 against 0.005),
-where a narrower one costs little (issue 13: 0.33-0.43 s at 1 and 100 steps)."""
+where a narrower one costs little (0.33-0.43 s at 1 and 100 steps, benchmarks/README.md)."""

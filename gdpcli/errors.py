@@ -1,4 +1,5 @@
-"""Exceptions that carry gdpcli's exit codes (DESIGN.md, CLI contract).
+"""Exceptions that carry gdpcli's exit codes (README, Conventions: 0 ok, 1 could not
+compute, 2 bad input, 3 budget exceeded).
 
 Pure Python, importable from gdpcli.core without pulling in the CLI.
 """
@@ -9,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """gdpcli's exit codes (DESIGN.md, CLI contract)."""
+    """gdpcli's exit codes (README, Conventions)."""
 
     OK = 0
     COMPUTATION = 1  # could not compute or write the result (numerical failure, memory bound, stdout closed)

@@ -1,4 +1,4 @@
-"""The one vocabulary of guarantees (DESIGN.md, principle 1): every privacy figure carries one of them.
+"""The one vocabulary of guarantees (README, Conventions): every privacy figure carries one of them.
 
 Pure Python (no numpy), importable from every layer.
 

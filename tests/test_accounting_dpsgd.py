@@ -51,12 +51,12 @@ def test_sampling_rate_one_is_exact_gdp(sampling: str, sensitivity: float | None
     run = dpsgd.Run(1.0, 1000, 20.0, sampling, sensitivity)
     (figure,) = dpsgd.figures(run, 1e-5, "exact")
     assert (figure.guarantee, figure.method) == ("exact", "gdp")
-    # issue 5: exact GDP at T = 1000, s = 20, delta 1e-5 is 7.5112759
+    # exact GDP at T = 1000, s = 20, delta 1e-5 is 7.5112759
     assert float(figure.values[0]) == pytest.approx(7.5112759, abs=1e-7)
 
 
 def test_replace_one_sensitivity_is_two_clipping_norms() -> None:
-    """Issue 11: the noise multiplier is std / C, so replace-one neighbours (fixed-size batches) have
+    """The noise multiplier is std / C, so replace-one neighbours (fixed-size batches) have
     sensitivity 2C and one full-batch step at sigma 2 is 1-GDP: epsilon 4.377178 at 1e-5 (values.json,
     gdp_epsilon_of_delta at mu = 1), not the 1.993 of a 0.5-GDP step."""
     run = dpsgd.Run(1.0, 1, 2.0, "fixed")
@@ -90,7 +90,7 @@ def test_certified_epsilon_orders() -> None:
 
 
 def test_budget_of_plain_gaussian_is_exact() -> None:
-    # issue 5: s = 20, delta 1e-5, epsilon 6: exact GDP allows 685 steps
+    # s = 20, delta 1e-5, epsilon 6: exact GDP allows 685 steps
     budget = dpsgd.largest_steps(dpsgd.Run(1.0, 1, 20.0), 1e-5, 6.0)
     assert (budget.steps, budget.guarantee, budget.next_step_exceeds) == (685, "exact", True)
 

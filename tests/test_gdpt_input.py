@@ -135,7 +135,7 @@ def test_csv_round_trip(deltas: list[float]) -> None:
 
 
 def test_a_csv_over_the_size_limit_is_refused_before_reading_on(tmp_path, monkeypatch) -> None:
-    """Issue 18: a 10M-row CSV (3.8 GB) ran without end; the limit is stated in the error (exit 2)."""
+    """A 10M-row CSV (3.8 GB) ran without end; the limit is stated in the error (exit 2)."""
     from gdpcli import textfiles
     from gdpcli.errors import InputError
 

@@ -3,8 +3,8 @@ answers a question, and with which label.
 
 An accountant answers epsilon(delta), delta(epsilon), beta(alpha) and mu for a list of specs and labels
 every figure with its `guarantee` (exact | upper_bound | lower_bound | approximation) and `method`.
-`select` implements DESIGN.md principle 2: exact where possible, rigorous otherwise, approximate only
-on request.
+`select` picks exact where possible, rigorous otherwise, approximate only on request (README, "Which
+method should I trust?").
 """
 
 from gdpcli.accounting.accountants import (  # the ones the commands build themselves (plots)

@@ -816,8 +816,8 @@ class EdgeworthAccountant:
 
 
 class TextbookComposition:
-    """What the textbook composition theorems say for a list of (eps_i, delta_i)-DP mechanisms (issue 16
-    item 4), labelled upper_bound: each is a valid but loose bound, shown so users see what the old tools
+    """What the textbook composition theorems say for a list of (eps_i, delta_i)-DP mechanisms,
+    labelled upper_bound: each is a valid but loose bound, shown so users see what the old tools
     would have said.
 
     basic: (sum k_i eps_i, sum k_i delta_i)-DP (Dwork and Roth, Thm 3.16).

@@ -1,7 +1,6 @@
 """DP-SGD with balls-in-bins batches (random allocation): each epoch every example lands in exactly one of
-b = ceil(N / B) batches, uniformly at random; add/remove neighbours, step shift s = sensitivity / sigma
-(issue 14 item 2). gdpcli prints the interval known to contain the truth, and what Poisson accounting
-would have claimed.
+b = ceil(N / B) batches, uniformly at random; add/remove neighbours, step shift s = sensitivity / sigma.
+gdpcli prints the interval known to contain the truth, and what Poisson accounting would have claimed.
 
 - Upper bound (rigorous): the PLD of core.allocation.upper_pair (a lattice pair that dominates the pair
   (1/b) sum_t N(s e_t, I) vs N(0, I) of Chua et al., AISTATS 2025, and Feldman and Shenfeld 2025),

@@ -1,4 +1,4 @@
-"""The audit bridge (issue 17 item 3): an empirical attack's rigorous lower bounds on epsilon and mu
+"""The audit bridge: an empirical attack's rigorous lower bounds on epsilon and mu
 (gdpcli.core.audit), beside what the accountant guarantees for the mechanism or run that was audited."""
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def schedule_epsilon_row(
 ) -> dict:
     """The smallest factor c by which every noise multiplier (or the last phase's) can be scaled so that
     the schedule's certified epsilon at delta (schedules.certified) is <= epsilon; the scaled noise
-    multipliers come with it (issue 14 item 5)."""
+    multipliers come with it."""
     from gdpcli.accounting import schedules
 
     found: dict[float, Figures] = {}
@@ -315,7 +315,7 @@ def sgd_risk_row(
     accuracy: float,
 ) -> dict:
     """The smallest noise multiplier whose run's certified attack TPR at at_fpr (or advantage) meets the
-    target (issue 17 item 2): the figure `gdpcli risk` reports as the run's upper bound, so it round-trips."""
+    target: the figure `gdpcli risk` reports as the run's upper bound, so it round-trips."""
     from gdpcli.accounting import risk
 
     measure = "advantage" if max_advantage is not None else "tpr"

@@ -1,4 +1,4 @@
-"""Noisy gradient descent that releases its last iterate only, on strongly convex losses (issue 15 item 4).
+"""Noisy gradient descent that releases its last iterate only, on strongly convex losses.
 
 The run (`NoisyGD`) is full-batch or cyclic noisy GD as in Bok, Su and Altschuler, "Shifted interpolation
 for differential privacy" (ICML 2024; BSA24), replace-one neighbours. Its figures (`figures`), each an

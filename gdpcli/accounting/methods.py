@@ -1,5 +1,5 @@
-"""Which accountant answers: the method vocabulary, selection (DESIGN.md principle 2: exact where possible,
-rigorous otherwise, approximate only on request), mu statements, group privacy and step budgets."""
+"""Which accountant answers: the method vocabulary, selection (exact where possible, rigorous otherwise,
+approximate only on request), mu statements, group privacy and step budgets."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def select(
 ) -> tuple[list[Accountant], list[str]]:
     """The accountants that answer for `method`, and notes on the methods `all` had to skip.
 
-    auto: exact where a closed form exists, else the rigorous PLD bounds (DESIGN.md principle 2); lists
+    auto: exact where a closed form exists, else the rigorous PLD bounds (README, Conventions); lists
     with an rdp: spec can only be accounted in RDP. verbose (-v): each shows its details (Detailed).
     """
     accountants, skipped = _select(specs, method, accuracy, conversions)

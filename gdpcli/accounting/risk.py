@@ -1,4 +1,4 @@
-"""Privacy as attack risk (issue 17): f-DP's hypothesis-testing meaning as the numbers an attacker achieves.
+"""Privacy as attack risk: f-DP's hypothesis-testing meaning as the numbers an attacker achieves.
 
 A membership-inference attack on one record is a test of "the record was used" against "it was not". With
 the mechanism f-DP, every test with false-positive rate alpha has true-positive rate at most 1 - f(alpha)

@@ -1,4 +1,4 @@
-"""DP-SGD runs in phases (issue 14 item 4): a schedule of phases, each `steps` (or `epochs`) steps at a
+"""DP-SGD runs in phases: a schedule of phases, each `steps` (or `epochs`) steps at a
 batch size (or sampling rate) and noise multiplier, read from CSV or JSON, from an Opacus accountant
 history, or from dp_accounting events; composed exactly by the same accountants as one run.
 

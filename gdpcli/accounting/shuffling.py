@@ -1,5 +1,5 @@
 """DP-SGD with shuffled batches: each epoch a uniformly random permutation of the data cut into b batches
-(the last one possibly smaller), replace-one neighbours (issue 14). No tight accountant is known; gdpcli
+(the last one possibly smaller), replace-one neighbours. No tight accountant is known; gdpcli
 prints the interval that is known to contain the truth, and what Poisson accounting would have claimed.
 
 Units: s = step sensitivity / sigma in noise units; replace-one neighbours with clipping norm C give

@@ -1,4 +1,4 @@
-"""DP-SGD with truncated Poisson batches (issue 14 item 3): every example joins a step's batch with
+"""DP-SGD with truncated Poisson batches: every example joins a step's batch with
 probability q = B / N, and a batch of more than B_max examples is cut to a uniformly random B_max of them
 (jax_privacy's truncated DP-SGD, dp_accounting's TruncatedSubsampledGaussianDpEvent).
 

@@ -1,4 +1,4 @@
-"""`gdpcli audit`: what an empirical membership-inference attack proves, beside the claim (issue 17)."""
+"""`gdpcli audit`: what an empirical membership-inference attack proves, beside the claim."""
 
 from __future__ import annotations
 

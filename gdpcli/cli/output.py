@@ -1,4 +1,4 @@
-"""The one renderer: a command's result rows -> table | csv | json (DESIGN.md, CLI contract).
+"""The one renderer: a command's result rows -> table | csv | json (README, Conventions).
 
 Every format renders the same prepared rows (`prepare`): numpy values become Python ones, -0.0 becomes 0.0,
 a NaN is refused (exit 1: no answer is better than one that is not a number), and a row with an infinite

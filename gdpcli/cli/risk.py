@@ -1,4 +1,4 @@
-"""`gdpcli risk SPEC ... | sgd options`: what a membership-inference attacker can achieve (issue 17).
+"""`gdpcli risk SPEC ... | sgd options`: what a membership-inference attacker can achieve.
 
 The math and the labels are gdpcli.accounting.risk's: TPR at given FPRs (1 - f(alpha)), the advantage
 max(TPR - FPR) = delta(0), and the Bayes success rate of the best attack for a prior, each from the

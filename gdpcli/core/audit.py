@@ -1,4 +1,4 @@
-"""From an empirical membership-inference attack to rigorous lower bounds on its privacy (issue 17 item 3).
+"""From an empirical membership-inference attack to rigorous lower bounds on its privacy.
 
 An attack run on `trials` members and `trials` non-members flags k1 members (true positives) and k0
 non-members (false positives). Clopper and Pearson's exact binomial interval (1934) bounds the attack's

@@ -1,6 +1,6 @@
 """Bracketing root finders shared by the conversions, calibration and budgets.
 
-"Bracket first, then a robust method" (DESIGN.md, numerics rules): every solver
+Bracket first, then a robust method: every solver
 here keeps a bracket [lo, hi] that provably contains the root and falls back to
 bisection whenever a Newton step would leave it.
 """

@@ -18,7 +18,8 @@ post-processing of one epoch for one valid neighbouring pair, so the E-fold comp
 of (Q, P) is a valid lower bound on the (eps, delta) of E epochs of shuffled DP-SGD (Chua et al. 2024,
 the "max" adversary).
 
-Numerics (DESIGN.md, log space): with t_eps the root of l(t) = eps, F = Phi(t), Fbar = 1 - F and
+Numerics (in log space, where a difference of near-equal terms would cancel): with t_eps the root of
+l(t) = eps, F = Phi(t), Fbar = 1 - F and
 D = g F - Phi(t - s) = e^{eps0} delta_G(-eps0) (delta_G the mu = s Gaussian profile, gdp.delta), the
 root condition b e^eps F = g F + (b-1) Phi(t - s) turns both hockey-stick divergences into sums of
 positive terms (no e^eps cancellation):

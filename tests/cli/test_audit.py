@@ -1,4 +1,4 @@
-"""`gdpcli audit` (issue 17 item 3): rigorous lower bounds on epsilon and mu from an attack's hits.
+"""`gdpcli audit`: rigorous lower bounds on epsilon and mu from an attack's hits.
 
 Independent routes: the Clopper-Pearson bounds against scipy.stats.binomtest's exact interval; coverage by
 simulation (1000 audits of a Gaussian mechanism with known mu, at 95 % confidence); the claim it is compared

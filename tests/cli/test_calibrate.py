@@ -1,4 +1,4 @@
-"""`gdpcli calibrate` end to end: issue 6's must-holds, the achieved-privacy columns, round trips, errors."""
+"""`gdpcli calibrate` end to end: what it must hold, the achieved-privacy columns, round trips, errors."""
 
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ def test_sgd_round_trip_and_tolerance(gdpcli, run: tuple[str, ...], method: str,
 
 @pytest.mark.slow
 def test_sgd_every_conversion_gets_a_row(gdpcli) -> None:
-    """Issue 11: --conversion all printed one row (the minimum); now one calibration per conversion, each
+    """--conversion all printed one row (the minimum); now one calibration per conversion, each
     labelled with its own method and meeting the target when fed back to `gdpcli sgd`."""
     run = ("--sampling-rate", "0.01", "--steps", "1000")
     args = ("calibrate", "sgd", *run, "--epsilon", "2", "--delta", "1e-5", "--method", "rdp")

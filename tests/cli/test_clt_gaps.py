@@ -1,4 +1,4 @@
-"""The CLT gaps of issue 16 item 7: `--method clt -v` prints the functionals and the Theorem 6 / 7 mu, and
+"""The CLT gaps: `--method clt -v` prints the functionals and the Theorem 6 / 7 mu, and
 `gdpcli subsample --method clt` is the subsampling CLT (GDP paper Thm 11) for any mechanism with f(0) = 1.
 
 Expected values are mpmath recipes from the mechanisms' distributions, written next to them, or the

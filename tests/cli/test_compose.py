@@ -1,4 +1,4 @@
-"""`gdpcli compose` end to end: issue 3's must-holds, methods, budgets and errors."""
+"""`gdpcli compose` end to end: what it must hold, methods, budgets and errors."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def mp_binomial_beta(epsilon0: str, times: int, alpha: float) -> mp.mpf:
 
 @pytest.mark.parametrize("times", [1000, pytest.param(20000, marks=pytest.mark.slow)])
 def test_pure_dp_tradeoff_exact_at_many_compositions(gdpcli, times: int) -> None:
-    """Issue 18: the binomial trade-off printed 5.55e-16 (exact!) for a true 0.000788 at x1000 and nan at
+    """The binomial trade-off printed 5.55e-16 (exact!) for a true 0.000788 at x1000 and nan at
     x70000; the Neyman-Pearson sums keep every digit."""
     alphas = [0.01, 0.5, 0.99]
     result = rows(gdpcli("convert", f"dp:eps=0.1x{times}", "--alpha", "0.01,0.5,0.99", "-f", "json"))
@@ -241,7 +241,7 @@ def test_gdp_composition_does_not_underflow(gdpcli) -> None:
     assert row["mu"] == pytest.approx(5e-300, rel=1e-15)
 
 
-# --- the delta part of (eps, delta)-DP specs in closed form (GDP paper eq. 10-12), issue 11 ----------
+# --- the delta part of (eps, delta)-DP specs in closed form (GDP paper eq. 10-12) ----------------------
 
 
 def _gdp_delta(epsilon: mp.mpf, mu: mp.mpf) -> mp.mpf:
@@ -299,7 +299,7 @@ def test_rdp_with_delta_parts(gdpcli) -> None:
 
 
 def test_berry_esseen_labels_are_true(gdpcli) -> None:
-    """Issue 11: the band is rigorous only on closed-form functionals. Laplace now has them (it had
+    """The band is rigorous only on closed-form functionals. Laplace now has them (it had
     QUADPACK integrals labelled upper_bound); a subsampled step still integrates numerically without a
     proven bound, so its band is labelled approximation and passes no budget check."""
     [laplace] = rows(
@@ -324,7 +324,7 @@ def test_berry_esseen_labels_are_true(gdpcli) -> None:
 def test_accuracy_beyond_the_budget_answers_with_a_note(
     gdpcli, monkeypatch: pytest.MonkeyPatch, max_work: float | None
 ) -> None:
-    """Issue 18: --accuracy 1e-12 ran for minutes or exited at the grid cap; now the tightest rigorous
+    """--accuracy 1e-12 ran for minutes or exited at the grid cap; now the tightest rigorous
     bounds found come back within the budget, with a note saying the accuracy was not reached. Ten Laplace
     steps: no grid under the point cap gets within 1e-9 of the truth, so the budget always ends it (ten
     Gaussians could reach their round-off-limited width on a fine enough grid, and the note then went).
@@ -344,7 +344,7 @@ def test_accuracy_beyond_the_budget_answers_with_a_note(
 
 
 def test_target_beyond_the_search_is_an_input_error(gdpcli) -> None:
-    """Issue 18: --target-epsilon 1e308 was an OverflowError, then an exit 1 at the search limit."""
+    """--target-epsilon 1e308 was an OverflowError, then an exit 1 at the search limit."""
     outcome = gdpcli("compose", "gdp:mu=1", "--target-epsilon", "1e308", "--delta", "1e-5")
     assert outcome.code == 2
     assert "allows more than 1,000,000,000 repetitions" in outcome.stderr
@@ -352,7 +352,7 @@ def test_target_beyond_the_search_is_an_input_error(gdpcli) -> None:
 
 
 def test_laplace_profile_at_an_atom_of_the_loss_answers_with_the_others(gdpcli) -> None:
-    """Issue 18: `--epsilon 3,5` ran 40 s, then 16 s at 1.3 GB, because the refinement chased eps = 5,
+    """`--epsilon 3,5` ran 40 s, then 16 s at 1.3 GB, because the refinement chased eps = 5,
     where delta is exactly 0 (ten Laplace(b = 2) losses are each at most 1/b = 0.5, so the composed
     loss never exceeds 5) and only a grid aligned with 0.5 shows it. Now each eps keeps the tightest
     bounds of every grid."""

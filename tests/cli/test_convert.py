@@ -190,14 +190,14 @@ HEAVY = {"stats", "optimize", "spatial", "integrate", "fft", "linalg", "interpol
     ],
 )
 def test_closed_form_paths_import_no_heavy_scipy(args: list[str]) -> None:
-    """Closed forms need numpy and scipy.special only (issue 13: start-up of the common paths)."""
+    """Closed forms need numpy and scipy.special only (start-up of the common paths)."""
     modules = _modules_after([*args, "-f", "csv"])
     loaded = {name.split(".")[1] for name in modules if name.startswith("scipy.")}
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
 
 
 def test_a_command_imports_only_its_own_module() -> None:
-    """Start-up (issue 13): a run builds only the command it names, and the plot module only for --plot."""
+    """Start-up: a run builds only the command it names, and the plot module only for --plot."""
     modules = _modules_after(["convert", "gdp:mu=1", "--delta", "1e-5"], ("gdpcli.cli.",))
     commands = {"sgd", "compose", "subsample", "calibrate", "gdpt", "risk", "audit", "noisy_gd", "plot"}
     assert "gdpcli.cli.convert" in modules
@@ -251,7 +251,7 @@ def test_version_needs_only_the_package() -> None:
 
 @pytest.mark.parametrize("group", [30, 1_000_000])
 def test_group_of_laplace_is_laplace_at_group_sensitivity(gdpcli, group: int) -> None:
-    """Issue 18: laplace:b=1 --group 30 printed upper bound inf (the general Thm 3 bound on a grid) and
+    """The spec laplace:b=1 --group 30 printed upper bound inf (the general Thm 3 bound on a grid) and
     --group 1000000 ran without end. A group of k moves the query by k: Laplace with eps0 = k, whose
     delta(eps) = 1 - exp((eps - eps0) / 2) below eps0 gives eps = k + 2 log(1 - delta) (mpmath)."""
     import mpmath as mp
@@ -272,7 +272,7 @@ def test_general_group_bound_has_a_stated_limit(gdpcli) -> None:
 
 
 def test_lemma2_when_the_minimiser_is_below_the_paper_grid(gdpcli) -> None:
-    """Issue 18: the best order of 1000 x Gaussian(sigma 0.1) at delta 5e-4 is about 1.01, below the paper's
+    """The best order of 1000 x Gaussian(sigma 0.1) at delta 5e-4 is about 1.01, below the paper's
     first grid order 1.5, and lemma2 failed with argmin of an empty sequence. It now uses the nearest grid
     order: an upper bound, never below the continuous Lemma 1 minimum nor the exact GDP epsilon."""
     import mpmath as mp

@@ -1,4 +1,4 @@
-"""`gdpcli convert`'s gaps (issue 16 item 7): --to equal-error, --implies EPSILON,DELTA and epsilon = 0
+"""`gdpcli convert`'s gaps: --to equal-error, --implies EPSILON,DELTA and epsilon = 0
 (convert and calibrate gaussian). Expected values: mpmath recipes next to them, the reference file, or
 dp-accounting (recipe given)."""
 

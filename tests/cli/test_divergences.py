@@ -1,4 +1,4 @@
-"""`gdpcli convert SPEC --to kl|tv|hellinger|chi2`: divergences of the dominating pair (issue 16, item 5).
+"""`gdpcli convert SPEC --to kl|tv|hellinger|chi2`: divergences of the dominating pair.
 
 Every expected value is an mpmath recipe from the pair's densities (not the closed forms under test):
 KL(P||Q) = int p log(p/q), chi2(P||Q) = int p^2/q - 1, squared Hellinger 1 - int sqrt(pq), TV = int |p-q|/2;

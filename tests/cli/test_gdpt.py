@@ -273,7 +273,7 @@ def test_help_has_examples(gdpcli) -> None:
     assert outcome.code == 0 and "Examples:" in outcome.stdout and "--refine" in outcome.stdout
 
 
-# --- issue 11: the mechanism's mu agrees with its tail; profiles read from CSV are validated ------------
+# --- the mechanism's mu agrees with its tail; profiles read from CSV are validated ------------
 
 
 @pytest.mark.parametrize("fmt", ["json", "csv"])

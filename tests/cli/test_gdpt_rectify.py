@@ -1,4 +1,4 @@
-"""gdpt-identify --rectify LOW,HIGH: clip and rectify (GDPT Thm 4.7, issue 16 item 7).
+"""gdpt-identify --rectify LOW,HIGH: clip and rectify (GDPT Thm 4.7).
 
 Clipping a mechanism's numerical output to [LOW, HIGH] and adding Laplace noise of scale
 b = (HIGH - LOW) / eps_head makes it GDP whatever its tail: its profile is at most the mechanism's (post-

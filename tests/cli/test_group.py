@@ -1,4 +1,4 @@
-"""`--group K` on compose and sgd (issue 16 item 3): exact group versions, the binomial-mixture PLD bounds of
+"""`--group K` on compose and sgd: exact group versions, the binomial-mixture PLD bounds of
 Poisson-sampled groups, K = 1 as the plain run, refusals and bad input."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """calibrate --closed-form: the hundred-rounds paper's closed forms for the noise (Asoodeh et al., eq. 23
-solved for sigma, eq. 28 and Thm 5 without their O-terms) beside gdpcli's own calibration (issue 16 item 7).
+solved for sigma, eq. 28 and Thm 5 without their O-terms) beside gdpcli's own calibration.
 
 Expected values: mpmath recipes of the formulas (written next to each use), the reference file (the paper's
 sigma = 20, delta = 1e-5 set-up: the moments accountant's epsilon at T = 1000 and its step budget at

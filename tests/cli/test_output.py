@@ -1,4 +1,4 @@
-"""The output contract of every command (issue 18): infinities, caveats, -0.0, closed streams, 80 columns.
+"""The output contract of every command: infinities, caveats, -0.0, closed streams, 80 columns.
 
 The numbers here are checked for how they are written, not for their value: where a value is asserted it
 follows from the mechanism by a line of reasoning written next to it.
@@ -401,7 +401,7 @@ def test_stacked_layout_keeps_every_row(gdpcli, monkeypatch: pytest.MonkeyPatch)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Progress on long work (issue 13 item 4)
+# Progress on long work
 # ---------------------------------------------------------------------------------------------------------
 
 

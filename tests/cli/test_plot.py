@@ -1,4 +1,4 @@
-"""`--plot FILE.png|.svg` on convert, compose, subsample and gdpt-identify (issue 8, plots)."""
+"""`--plot FILE.png|.svg` on convert, compose, subsample and gdpt-identify."""
 
 from __future__ import annotations
 

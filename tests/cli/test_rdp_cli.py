@@ -1,4 +1,4 @@
-"""RDP accounting from the command line (issue 5): conversions, Gaussian composition comparison, budgets."""
+"""RDP accounting from the command line: conversions, Gaussian composition comparison, budgets."""
 
 from __future__ import annotations
 

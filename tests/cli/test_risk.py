@@ -1,4 +1,4 @@
-"""`gdpcli risk` (issue 17 item 1): attack TPR at given FPRs, advantage and Bayes success, labelled.
+"""`gdpcli risk`: attack TPR at given FPRs, advantage and Bayes success, labelled.
 
 Expected values: mpmath closed forms for GDP (GDP paper Def. 2: 1 - G_mu(alpha) = Phi(mu - Phi^-1(1 -
 alpha)); advantage 2 Phi(mu / 2) - 1), dp-accounting's pessimistic PLD turned into a TPR bound
@@ -108,7 +108,7 @@ def test_bad_input_exits_2(gdpcli, args: tuple[str, ...], words: str) -> None:
 
 
 def test_calibrate_sgd_to_a_risk_target_round_trips(gdpcli) -> None:
-    """Issue 17's must-hold: the noise meets TPR <= 0.05 at FPR 0.01 by `gdpcli risk`, and 1 % less fails."""
+    """The noise meets TPR <= 0.05 at FPR 0.01 by `gdpcli risk`, and 1 % less fails."""
     data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60")
     [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--max-tpr", "0.05", "--at-fpr", "0.01", "-f", "json"))
     assert row["guarantee"] == "upper_bound" and row["achieved_tpr"] <= 0.05
@@ -155,8 +155,8 @@ def test_plot_draws_the_roc_bound(gdpcli, tmp_path) -> None:
 
 
 def test_group_risk_is_the_groups_mechanism(gdpcli) -> None:
-    """--group 3 on ten Gaussians is the Gaussian with three times the sensitivity, exactly (issue 17:
-    risk for user-level inputs)."""
+    """--group 3 on ten Gaussians is the Gaussian with three times the sensitivity, exactly (risk for
+    user-level inputs)."""
     grouped = rows_of(gdpcli("risk", "gaussian:sigma=2x10", "--group", "3", "--fpr", "0.01", "-f", "json"))
     direct = rows_of(gdpcli("risk", "gaussian:sigma=2,sens=3x10", "--fpr", "0.01", "-f", "json"))
     assert [r["value"] for r in grouped] == [r["value"] for r in direct]

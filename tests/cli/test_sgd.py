@@ -56,7 +56,7 @@ def test_clt(gdpcli, sampling: tuple[str, ...], mu: str, epsilon: str) -> None:
 
 
 def test_noise_multiplier_is_std_over_clipping_norm(gdpcli) -> None:
-    """Issue 11: --noise-multiplier is std / C everywhere; replace-one neighbours (fixed-size batches) have
+    """--noise-multiplier is std / C everywhere; replace-one neighbours (fixed-size batches) have
     sensitivity 2C, so one full-batch step at sigma 2 is 1-GDP and agrees with the Gaussian mechanism of
     sensitivity 2 (before the fix it printed 1.993, the epsilon of a 0.5-GDP step)."""
     step = ("sgd", "--sampling-rate", "1", "--noise-multiplier", "2", "--steps", "1", "--delta", "1e-5")
@@ -81,7 +81,7 @@ def test_sensitivity_must_be_positive(gdpcli, value: str) -> None:
 def test_exact_poisson(gdpcli) -> None:
     rows = by_guarantee(rows_of(gdpcli(*EPOCHS, "-f", "json")))
     upper, lower = rows["upper_bound"]["epsilon"], rows["lower_bound"]["epsilon"]
-    assert MNIST["prv_poisson_lower"] <= upper <= 2.3920  # prv-accountant's interval, issue 4
+    assert MNIST["prv_poisson_lower"] <= upper <= 2.3920  # prv-accountant's interval
     assert lower <= 2.3818 and lower <= upper
     assert rows["upper_bound"]["neighbouring"] == "add/remove"
     assert rows["upper_bound"]["method"] == "pld"
@@ -248,7 +248,7 @@ def test_target_with_epochs_counts_what_fits(gdpcli) -> None:
 
 
 def test_target_all_gdp(gdpcli) -> None:
-    # issue 5: s = 20, delta 1e-5, epsilon 6: exact GDP 685 steps; rdp (any conversion) fewer
+    # s = 20, delta 1e-5, epsilon 6: exact GDP 685 steps; rdp (any conversion) fewer
     args = (
         "sgd",
         "--sampling-rate",
@@ -338,7 +338,7 @@ MNIST_SMALL_DELTAS = {1e-8: (3.2407, 3.2609), 1e-10: (3.7258, 3.7461), 1e-12: (4
 
 @pytest.mark.parametrize("delta", sorted(MNIST_SMALL_DELTAS))
 def test_mnist_small_deltas(gdpcli, delta: float) -> None:
-    """Issue 18: the MNIST run at everyday small deltas (the plain FFT's round-off floor was 4e-8) gives
+    """The MNIST run at everyday small deltas (the plain FFT's round-off floor was 4e-8) gives
     bounds inside PRV's interval and below dp-accounting's pessimistic PLD (1e-4) ; at 1e-10 they bracket
     its 3.7365."""
     upper, lower = rows_of(gdpcli(*EPOCHS, "--delta", f"{delta:g}", "-f", "json"))
@@ -416,7 +416,7 @@ def test_delta_list_like_every_command(gdpcli) -> None:
 
 
 def test_method_words_mean_what_they_mean_in_compose(gdpcli) -> None:
-    """Issue 12: one vocabulary. auto is exact where a closed form exists, else the PLD bounds; exact is
+    """One vocabulary. auto is exact where a closed form exists, else the PLD bounds; exact is
     the closed form only (refused for a subsampled run, as compose refuses a list without one); pld is the
     PLD bounds."""
     run = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "100", "--delta", "1e-5")

@@ -1,4 +1,4 @@
-"""`gdpcli sgd --sampling balls-in-bins` (issue 14 item 2): each epoch every example lands in one uniformly
+"""`gdpcli sgd --sampling balls-in-bins`: each epoch every example lands in one uniformly
 random batch (random allocation). The pairs themselves are checked against mpmath and Monte Carlo in
 tests/core/test_allocation.py; here: the command line, the labels, the ordering of the figures against
 independent closed forms (the no-amplification GDP bound, in mpmath), and the step budget's round trip.

@@ -1,4 +1,4 @@
-"""`gdpcli sgd --schedule` and `--runs`, `calibrate sgd --schedule --scale` (issue 14 items 4 and 5).
+"""`gdpcli sgd --schedule` and `--runs`, `calibrate sgd --schedule --scale`.
 
 Must hold: a one-phase schedule equals the plain command to the last digit; K identical phases equal the
 K-times-longer run; bad schedules exit 2 naming row and column. A two-phase composition is checked against

@@ -1,4 +1,4 @@
-"""`gdpcli sgd --sampling shuffle` (issue 14 item 1): a rigorous upper bound without amplification, a
+"""`gdpcli sgd --sampling shuffle`: a rigorous upper bound without amplification, a
 rigorous lower bound (Chua et al.'s max-of-batch-sums pair), and what Poisson accounting would claim.
 
 Expected values come from mpmath recipes written here (the upper bound is the GDP closed form at
@@ -189,7 +189,7 @@ def test_ten_million_shuffled_steps_have_both_bounds(gdpcli) -> None:
 
 
 def test_poisson_accounting_understates_shuffled_batches(gdpcli) -> None:
-    """Issue 14's must-hold, the README's example: 1000 batches an epoch, sigma 1, 5 epochs. What Opacus
+    """The README's example: 1000 batches an epoch, sigma 1, 5 epochs. What Opacus
     would report (Poisson, add/remove, sensitivity C: the plain `gdpcli sgd` figure, to the digit) lies
     far below the lower bound of Chua et al.'s +C against 0 pair, which holds under zero-out neighbours,
     the relation of that Poisson figure (the pair's PLD is checked against Monte Carlo and mpmath in

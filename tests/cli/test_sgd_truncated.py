@@ -1,4 +1,4 @@
-"""`gdpcli sgd --sampling truncated-poisson` (issue 14 item 3): Poisson batches cut at --max-batch-size.
+"""`gdpcli sgd --sampling truncated-poisson`: Poisson batches cut at --max-batch-size.
 
 The bounds themselves are checked against mpmath, Monte Carlo and dp-accounting in
 tests/core/test_truncated.py; here: the command line, its errors, and that a cap no batch reaches gives

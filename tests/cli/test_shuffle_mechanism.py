@@ -1,4 +1,4 @@
-"""shuffle:eps0=E,n=N and shuffle-rr:eps0=E,n=N (issue 15 item 2): n shuffled eps0-LDP reports.
+"""shuffle:eps0=E,n=N and shuffle-rr:eps0=E,n=N: n shuffled eps0-LDP reports.
 
 The review's Tables 2 and 3 (f-DP rows), with the set-up reconstructed from them (n = 10^4 randomized
 response users, eps0 = 4.444: Table 3's trivial bound is eps0). The profile itself is checked against

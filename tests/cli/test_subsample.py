@@ -1,4 +1,4 @@
-"""`gdpcli subsample` end to end: issue 4's must-holds, both sampling schemes, formats and exit codes.
+"""`gdpcli subsample` end to end: what it must hold, both sampling schemes, formats and exit codes.
 
 Expected numbers come from values.json, from mpmath recipes written next to them (exact lower convex
 hulls of finitely many vertices, hockey-stick integrals by quadrature) or from dp-accounting.

@@ -1,4 +1,4 @@
-"""RDP of Poisson-subsampled non-Gaussian mechanisms (issue 16, item 5): Zhu and Wang 2019 Thm 6 and the
+"""RDP of Poisson-subsampled non-Gaussian mechanisms: Zhu and Wang 2019 Thm 6 and the
 joint-convexity bound, an upper bound for both directions.
 
 Expected values are mpmath recipes: the theorem's sum with mpmath binomials and the base mechanism's RDP

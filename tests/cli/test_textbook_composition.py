@@ -1,4 +1,4 @@
-"""--method basic | advanced (issue 16 item 4): the textbook composition theorems beside the exact answer.
+"""--method basic | advanced: the textbook composition theorems beside the exact answer.
 
 The lecture slides' example: 10 x (1/sqrt(10))-DP at delta 1e-3 gives 4.893 by advanced composition
 against 2.890 exact (Kairouz-Oh-Viswanath optimal composition, gdpcli's binomial accountant). Expected

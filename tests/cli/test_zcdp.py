@@ -1,4 +1,4 @@
-"""zcdp: specs, rdp: curves from a file, convert --to rho / --to rdp (issue 16 items 1 and 5)."""
+"""zcdp: specs, rdp: curves from a file, convert --to rho / --to rdp."""
 
 from __future__ import annotations
 

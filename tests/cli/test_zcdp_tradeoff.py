@@ -1,4 +1,4 @@
-"""zCDP and RDP -> trade-off function (issue 16 item 1): `convert zcdp:rho=R --alpha ...` prints a rigorous
+"""zCDP and RDP -> trade-off function: `convert zcdp:rho=R --alpha ...` prints a rigorous
 lower bound on beta, the most the RDP curve says about any test (core.rdp.tradeoff_from_curve).
 
 Independent checks: an mpmath recipe (the binary Renyi divergences of a test's outcomes, their roots in

@@ -1,4 +1,4 @@
-"""The numerics kernels against mpmath over every order of magnitude (issue 11, item 2).
+"""The numerics kernels against mpmath over every order of magnitude.
 
 Reference data: tests/data/kernels/*.json, written by tools/reference/generate_kernels.py (its docstring says
 how): mpmath at 60 digits, more where a formula cancels, checked at two precisions; inputs are float64 written
