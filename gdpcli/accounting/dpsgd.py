@@ -55,7 +55,7 @@ from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
 from gdpcli.vocabulary import METHODS
 
 EVERY = tuple(REGISTRY)
-"""What --method all shows, where available for the run (see `unavailable`)."""
+"""What --method all shows, where available for the run (see `plan`)."""
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 BOUNDS: dict[Sampling, SchemeBounds] = {
     bounds.sampling: bounds for bounds in (shuffling.BOUNDS, allocation.BOUNDS, truncated_poisson.BOUNDS)
@@ -196,14 +196,71 @@ def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
     return RenyiAccountant([run.spec()], names).epsilon(np.asarray([delta]))
 
 
-def _check_method(run: Run, method: str, conversion: str) -> None:
+def _check_names(method: str, conversion: str) -> None:
+    """InputError unless the method and the conversion are words of their vocabularies."""
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}", "allowed: " + ", ".join(METHODS))
     if conversion not in CONVERSIONS:
         raise InputError(f"unknown conversion {conversion!r}", "allowed: " + ", ".join(CONVERSIONS))
-    reason = unavailable(run, method)
+
+
+class RunFigures:
+    """One method's accountant for a DP-SGD run, as `plan` gives it: epsilon at each delta, labelled. A
+    batch scheme that is no composition of sampled steps answers by its own bounds (BOUNDS); the others by
+    the method's accountant of the run's event (the same as `compose`'s) or the run's own formulas (the
+    CLT mu of the Poisson or fixed-size run, the Berry-Esseen band)."""
+
+    def __init__(self, run: Run, method: str, accuracy: float, conversion: str) -> None:
+        self.run, self.method, self.accuracy, self.conversion = run, method, accuracy, conversion
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        """epsilon at each delta by the method, the figures of each delta in turn."""
+        for delta in np.atleast_1d(deltas):
+            if not 0 < delta < 1:
+                raise InputError(f"delta must be in (0, 1), got {float(delta)!r}")
+        return [figure for delta in np.atleast_1d(deltas) for figure in self._at(float(delta))]
+
+    def _at(self, delta: float) -> list[Figures]:
+        run, method = self.run, self.method
+        if not run.sampling.per_step:
+            return BOUNDS[run.sampling].figures(run, delta, self.accuracy)
+        if method in ("auto", "exact", "pld"):
+            return _closed_form_or_pld(run, delta, self.accuracy, method)
+        if method == "rdp":
+            return _rdp(run, delta, self.conversion)
+        own: dict[str, Callable[[Run, float], list[Figures]]] = {
+            "clt": _clt,
+            "edgeworth": _edgeworth,
+            "berry-esseen": _berry_esseen,
+        }
+        return own[method](run, delta)
+
+
+Plan = list[tuple[str, "RunFigures | ComputationError"]]
+
+
+def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversion: str = "optimal") -> Plan:
+    """Who answers for the run under `method` (a METHODS word): the method, or for `all` every method of
+    EVERY in that order, each with its accountant or the reason it cannot answer (a ComputationError whose
+    hint says why)."""
+    check_run(run)
+    _check_names(method, conversion)
+    names = EVERY if method == "all" else (method,)
+    return [(name, _planned(run, name, accuracy, conversion)) for name in names]
+
+
+def _planned(run: Run, name: str, accuracy: float, conversion: str) -> RunFigures | ComputationError:
+    reason = unavailable(run, name)
     if reason is not None:
-        raise ComputationError(f"--method {method} is not available for {run.sampling} sampling", reason)
+        return ComputationError(f"--method {name} is not available for {run.sampling} sampling", reason)
+    return RunFigures(run, name, accuracy, conversion)
+
+
+def answering(entries: Plan) -> list[RunFigures]:
+    """The accountants of a plan; the reason of its one entry when that cannot answer (a single method)."""
+    if len(entries) == 1 and isinstance(entries[0][1], ComputationError):
+        raise entries[0][1]
+    return [found for _, found in entries if not isinstance(found, ComputationError)]
 
 
 def figures(
@@ -211,26 +268,10 @@ def figures(
 ) -> list[Figures]:
     """epsilon at delta of the run by method (METHODS), each labelled.
 
-    `all` gives every method of EVERY available for the run (see `unavailable`) in that order.
+    `all` gives every method of EVERY available for the run (see `plan`) in that order.
     """
-    check_run(run)
-    if not 0 < delta < 1:
-        raise InputError(f"delta must be in (0, 1), got {delta!r}")
-    _check_method(run, method, conversion)
-    if not run.sampling.per_step:
-        return BOUNDS[run.sampling].figures(run, delta, accuracy)
-    compute: dict[str, Callable[[], list[Figures]]] = {
-        "auto": lambda: _closed_form_or_pld(run, delta, accuracy, "auto"),
-        "exact": lambda: _closed_form_or_pld(run, delta, accuracy, "exact"),
-        "pld": lambda: _closed_form_or_pld(run, delta, accuracy, "pld"),
-        "clt": lambda: _clt(run, delta),
-        "edgeworth": lambda: _edgeworth(run, delta),
-        "berry-esseen": lambda: _berry_esseen(run, delta),
-        "rdp": lambda: _rdp(run, delta, conversion),
-    }
-    if method != "all":
-        return compute[method]()
-    return [figure for name in EVERY if unavailable(run, name) is None for figure in compute[name]()]
+    entries = plan(run, method, accuracy=accuracy, conversion=conversion)
+    return [figure for found in answering(entries) for figure in found.epsilon(np.asarray([delta]))]
 
 
 @dataclass(frozen=True)
@@ -337,7 +378,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
         raise InputError("largest_steps needs a single method", "one of " + ", ".join(EVERY))
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
         raise InputError(f"--target-epsilon: must be a positive finite number, got {target_epsilon!r}")
-    _check_method(run, method.name, method.conversion)
+    answering(plan(run, method.name, accuracy=method.accuracy, conversion=method.conversion))
     cache: dict[int, list[Figures]] = {}
 
     def found(steps: int) -> list[Figures]:

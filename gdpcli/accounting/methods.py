@@ -1,5 +1,5 @@
-"""Which accountant answers: the method vocabulary, selection (exact where possible, rigorous otherwise,
-approximate only on request), mu statements, group privacy and step budgets."""
+"""Which accountant answers: the method vocabulary, the plan of a composition (exact where possible,
+rigorous otherwise, approximate only on request), mu statements, group privacy and step budgets."""
 
 from __future__ import annotations
 
@@ -116,6 +116,43 @@ def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: S
     return REGISTRY[name](specs, accuracy, conversions)
 
 
+Plan = list[tuple[str, "Accountant | ComputationError"]]
+
+
+def plan(
+    specs: Sequence[Repeated],
+    method: str,
+    *,
+    accuracy: float = DEFAULT_ACCURACY,
+    conversions: Sequence[str] = ("optimal",),
+) -> Plan:
+    """Who answers for the composition of `specs` under `method`: each method with its accountant, or the
+    reason it cannot answer (the ComputationError its builder raised).
+
+    auto: exact where a closed form exists, else the rigorous PLD bounds (README, "Which method should I
+    trust?"); lists with an rdp: spec can only be accounted in RDP. all: every method of REGISTRY in order.
+    """
+    if method == "auto":
+        if any(not spec.mechanism.has_tradeoff for spec in specs):
+            return [("rdp", _planned("rdp", specs, accuracy, conversions))]
+        exact = _planned("exact", specs, accuracy, conversions)
+        if not isinstance(exact, ComputationError):
+            return [("exact", exact)]
+        return [("pld", _planned("pld", specs, accuracy, conversions))]
+    names = tuple(REGISTRY) if method == "all" else (method,)
+    return [(name, _planned(name, specs, accuracy, conversions)) for name in names]
+
+
+def _planned(
+    name: str, specs: Sequence[Repeated], accuracy: float, conversions: Sequence[str]
+) -> Accountant | ComputationError:
+    """The method's accountant, or the reason it cannot handle the list."""
+    try:
+        return _build(name, specs, accuracy, conversions)
+    except ComputationError as error:
+        return error
+
+
 def select(
     specs: Sequence[Repeated],
     method: str,
@@ -124,35 +161,14 @@ def select(
     conversions: Sequence[str] = ("optimal",),
     verbose: bool = False,
 ) -> tuple[list[Accountant], list[str]]:
-    """The accountants that answer for `method`, and notes on the methods `all` had to skip.
-
-    auto: exact where a closed form exists, else the rigorous PLD bounds (README, Conventions); lists
-    with an rdp: spec can only be accounted in RDP. verbose (-v): each shows its details (Detailed).
-    """
-    accountants, skipped = _select(specs, method, accuracy, conversions)
+    """The accountants of the plan (see `plan`), and notes on the methods `all` had to skip; the reason of
+    a single method that cannot answer is raised. verbose (-v): each shows its details (Detailed)."""
+    entries = plan(specs, method, accuracy=accuracy, conversions=conversions)
+    if method != "all" and isinstance(entries[0][1], ComputationError):
+        raise entries[0][1]
+    accountants = [found for _, found in entries if not isinstance(found, ComputationError)]
+    skipped = [f"{name}: {found}" for name, found in entries if isinstance(found, ComputationError)]
     return detailed(accountants, verbose), skipped
-
-
-def _select(
-    specs: Sequence[Repeated], method: str, accuracy: float, conversions: Sequence[str]
-) -> tuple[list[Accountant], list[str]]:
-    """select without the details."""
-    if method == "auto":
-        if any(not spec.mechanism.has_tradeoff for spec in specs):
-            return [_build("rdp", specs, accuracy, conversions)], []
-        try:
-            return [_build("exact", specs, accuracy, conversions)], []
-        except ComputationError:
-            return [_build("pld", specs, accuracy, conversions)], []
-    if method != "all":
-        return [_build(method, specs, accuracy, conversions)], []
-    accountants, skipped = [], []
-    for name in REGISTRY:
-        try:
-            accountants.append(_build(name, specs, accuracy, conversions))
-        except ComputationError as error:
-            skipped.append(f"{name}: {error}")
-    return accountants, skipped
 
 
 def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:

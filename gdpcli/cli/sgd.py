@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdpcli.accounting import Answer
-    from gdpcli.accounting.dpsgd import Budget, Method
+    from gdpcli.accounting.dpsgd import Budget, Method, Plan
     from gdpcli.accounting.run import Run
 
 EPILOG = """\b
@@ -145,8 +145,9 @@ def command(
     total = None if budget_only else run.steps
     if output.plot and not run.sampling.per_step:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
-    notes = _skipped(run, method)
-    answers = [] if budget_only else _answers(run, deltas, method, accuracy, conversion, notes)
+    entries = dpsgd.plan(run, method, accuracy=accuracy, conversion=conversion)
+    notes = _skipped(entries)
+    answers = [] if budget_only else _answers(entries, deltas, notes)
     rows = [_figure_row(run, answer) for answer in answers]
     notes += _group_notes(run, answers)
     if target_epsilon is not None:
@@ -156,7 +157,7 @@ def command(
                 dpsgd.largest_steps(run, d, target_epsilon, dpsgd.Method(name, accuracy, name_conversion)),
             )
             for d in deltas
-            for name, name_conversion in _budget_methods(run, method, conversion)
+            for name, name_conversion in _budget_methods(entries, conversion)
         ]
         rows += [_budget_row(budget, d, total) for d, budget in budgets]
         notes += _budget_notes([budget for _, budget in budgets], total)
@@ -253,39 +254,35 @@ def _context(run: Run) -> dict[str, Any]:
     } | ({"group": run.group} if run.group > 1 else {})
 
 
-def _skipped(run: Run, method: str) -> list[str]:
+def _skipped(entries: Plan) -> list[str]:
     """Notes on the methods that --method all leaves out for this run."""
-    from gdpcli.accounting import dpsgd
+    from gdpcli.errors import ComputationError
 
-    if method != "all":
+    if len(entries) == 1:
         return []
-    reasons = ((name, dpsgd.unavailable(run, name)) for name in dpsgd.EVERY)
-    return [f"skipped {name}: {reason}" for name, reason in reasons if reason]
+    return [f"skipped {name}: {found.hint}" for name, found in entries if isinstance(found, ComputationError)]
 
 
-def _answers(
-    run: Run, deltas: list[float], method: str, accuracy: float, conversion: str, notes: list[str]
-) -> list[Answer]:
-    """Every (delta, figure) of the requested method(s), labelled; they become the rows and decide the
-    budget check. With --method all a method that fails is skipped with a note (alone it is an error)."""
+def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answer]:
+    """Every (delta, figure) of the planned method(s), labelled; they become the rows and decide the budget
+    check. With --method all a method that fails is skipped with a note (alone it is an error)."""
     import numpy as np
 
     from gdpcli.accounting import Answer, dpsgd
     from gdpcli.cli import queries
     from gdpcli.errors import ComputationError
 
-    names = [method] if method != "all" else [m for m in dpsgd.EVERY if not dpsgd.unavailable(run, m)]
     answers = []
-    for name in names:
+    for found in dpsgd.answering(entries):
         for delta in deltas:
             try:
-                found = dpsgd.figures(run, delta, name, accuracy=accuracy, conversion=conversion)
+                figures = found.epsilon(np.array([delta]))
             except ComputationError as error:
-                if method != "all":
+                if len(entries) == 1:
                     raise
-                notes.append(f"skipped {name} at delta {delta:g}: {error}")
+                notes.append(f"skipped {found.method} at delta {delta:g}: {error}")
                 continue
-            answers += [Answer("delta", np.array([delta]), figure) for figure in found]
+            answers += [Answer("delta", np.array([delta]), figure) for figure in figures]
     notes += queries.notes_of(answers)
     return answers
 
@@ -317,18 +314,16 @@ def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
     }
 
 
-def _budget_methods(run: Run, method: str, conversion: str) -> list[tuple[str, str]]:
-    """(method, conversion) pairs to search a budget with: one, or every available one for `all`."""
+def _budget_methods(entries: Plan, conversion: str) -> list[tuple[str, str]]:
+    """(method, conversion) pairs to search a budget with: the planned methods that can answer."""
     from gdpcli.accounting import CONVERSIONS, dpsgd
 
-    if method != "all":
-        names = [method]
-    else:
-        names = [name for name in dpsgd.EVERY if dpsgd.unavailable(run, name) is None]
     pairs = []
-    for name in names:
+    for found in dpsgd.answering(entries):
         conversions = CONVERSIONS if conversion == "all" else (conversion,)
-        pairs += [(name, c) for c in conversions] if name == "rdp" else [(name, "optimal")]
+        pairs += (
+            [(found.method, c) for c in conversions] if found.method == "rdp" else [(found.method, "optimal")]
+        )
     return pairs
 
 
