@@ -56,7 +56,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli convert -f'|'gdpcli convert --format') echo 'table csv json' ;;
         'gdpcli convert --plot') echo '@files' ;;
         'gdpcli compose --specs') echo '@files' ;;
-        'gdpcli compose --to') echo 'mu' ;;
+        'gdpcli compose --to') echo 'mu dp-event' ;;
         'gdpcli compose --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli compose --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli compose -f'|'gdpcli compose --format') echo 'table csv json' ;;

@@ -79,13 +79,13 @@ MAX_WORK = 8e9
 
 def work_budget(accuracy: float) -> float:
     """The grid work (DiscretePLD.work: FFT lengths n log2 n and profile evaluations) after which the
-    refinement returns the tightest bounds found (_refine): 6e6 / accuracy within [1.2e9, MAX_WORK].
+    refinement returns the tightest bounds found (_refine): 1.2e6 / accuracy within [1.2e9, MAX_WORK].
 
     It counts operations, not seconds, so where the refinement stops depends only on the input. 1.2e9 at
-    the default accuracy is about 1.5 s of DP-SGD accounting on an idle 2-core machine (what
-    dp-accounting's PLD takes for one question), and MAX_WORK about 10 s: benchmarks/README.md.
+    the default accuracy (and coarser) is about 1.5 s of DP-SGD accounting on an idle 2-core machine
+    (what dp-accounting's PLD takes for one question), and MAX_WORK about 10 s: benchmarks/README.md.
     """
-    return min(max(6e6 / accuracy, 1.2e9), MAX_WORK)
+    return min(max(1.2e6 / accuracy, 1.2e9), MAX_WORK)
 
 
 @dataclass(frozen=True)

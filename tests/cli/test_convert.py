@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from gdpcli.defaults import DEFAULT_ACCURACY
 from tests.conftest import REFERENCE, safe_side_of
 
 
@@ -91,7 +92,7 @@ def test_json_document_shape(gdpcli) -> None:
         "spec": "gdp:mu=1",
         "delta": [1e-5, 1e-6],
         "method": "auto",
-        "accuracy": 0.005,
+        "accuracy": DEFAULT_ACCURACY,
     }
     assert len(document["rows"]) == 2
 

@@ -339,14 +339,14 @@ MNIST_SMALL_DELTAS = {1e-8: (3.2407, 3.2609), 1e-10: (3.7258, 3.7461), 1e-12: (4
 @pytest.mark.parametrize("delta", sorted(MNIST_SMALL_DELTAS))
 def test_mnist_small_deltas(gdpcli, delta: float) -> None:
     """The MNIST run at everyday small deltas (the plain FFT's round-off floor was 4e-8) gives
-    bounds inside PRV's interval and below dp-accounting's pessimistic PLD (1e-4) ; at 1e-10 they bracket
-    its 3.7365."""
+    bounds inside PRV's interval; at 1e-10 the upper bound is within 2e-4 of dp-accounting's pessimistic
+    PLD (interval 1e-4), 3.7365, and the lower bound below it."""
     upper, lower = rows_of(gdpcli(*EPOCHS, "--delta", f"{delta:g}", "-f", "json"))
     prv_lower, prv_upper = MNIST_SMALL_DELTAS[delta]
     assert prv_lower <= lower["epsilon"] <= upper["epsilon"] <= prv_upper
     assert upper["epsilon"] <= 1.002 * lower["epsilon"]
     if delta == 1e-10:
-        assert lower["epsilon"] <= 3.7365 <= upper["epsilon"]
+        assert lower["epsilon"] <= 3.7365 and upper["epsilon"] <= 3.7365 * (1 + 2e-4)
 
 
 def test_sampling_rate_one_exact(gdpcli) -> None:

@@ -16,6 +16,7 @@ import pytest
 from gdpcli.accounting import truncated_poisson
 from gdpcli.accounting.dpsgd import Run
 from gdpcli.core import pld, truncated
+from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import InputError
 from gdpcli.events import Gaussian, Sampled
 from gdpcli.guarantees import Guarantee
@@ -123,7 +124,7 @@ def test_no_truncation_is_plain_poisson(cap: int) -> None:
     """B_max >= N never cuts (2000 is 110 standard deviations above the mean batch of 256: t underflows):
     the figures are those of the plain Poisson pair (gdpcli.events, tested against dp-accounting)."""
     run = _run(MNIST["sampling_rate"], 14063, 1.1, MNIST["dataset_size"], cap)
-    figures = truncated_poisson.figures(run, 1e-5, 0.005)
+    figures = truncated_poisson.figures(run, 1e-5, DEFAULT_ACCURACY)
     plain = _bounds(Sampled(Gaussian(1.1, 1.0), run.sampling_rate).dominating_pair(), run.steps)
     assert [f.guarantee for f in figures] == [Guarantee.UPPER_BOUND, Guarantee.LOWER_BOUND]
     np.testing.assert_allclose(figures[0].values, plain.upper, rtol=1e-14)
