@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mpmath as mp
 import pytest
 
 from gdpcli import account, events
@@ -53,3 +54,85 @@ def test_readme_python_example() -> None:
     rdp = account.epsilon(events.dpsgd(1.1, 256 / 60000, 14063), delta=1e-5, method="rdp")
     assert [str(f.guarantee) for f in rdp] == ["upper_bound"]
     assert rdp[0].value == pytest.approx(MNIST["rdp_poisson"], rel=1e-4)
+
+
+SCHEME_RUNS = [
+    ("poisson", {}),
+    ("fixed", {}),
+    ("shuffle", {}),
+    ("balls-in-bins", {}),
+    ("truncated-poisson", {"dataset_size": 6000, "max_batch_size": 70}),
+]
+
+
+@pytest.mark.parametrize(("sampling", "extra"), SCHEME_RUNS)
+def test_library_and_cli_give_the_same_figures_for_every_batch_scheme(gdpcli, sampling, extra) -> None:
+    """6000 examples, batches of 60, sigma 1.1, 200 steps under each batch scheme: `gdpcli sgd` and
+    account.epsilon(events.dpsgd(..., sampling=...)) print the same figures, labels and methods."""
+    run = events.dpsgd(1.1, 60 / 6000, 200, sampling, **extra)
+    options = ["--dataset-size", "6000", "--batch-size", "60", "--noise-multiplier", "1.1", "--steps", "200"]
+    if "max_batch_size" in extra:
+        options += ["--max-batch-size", "70"]
+    outcome = gdpcli("sgd", *options, "--sampling", sampling, "--delta", "1e-5", "-f", "json")
+    assert outcome.code == 0, outcome.stderr
+    cli = [(row["epsilon"], row["guarantee"], row["method"]) for row in outcome.json()["rows"]]
+    library = [(f.value, str(f.guarantee), f.method) for f in account.epsilon(run, delta=1e-5)]
+    assert library == cli
+
+
+def test_group_of_records_is_the_gaussian_at_k_times_the_sensitivity() -> None:
+    """Full batch, sigma 2, one Poisson step (sensitivity C) for groups of 2 records: the Gaussian at
+    sensitivity 2C, exactly 1-GDP (GDP paper Thm 3)."""
+    [figure] = account.epsilon(events.dpsgd(2.0, 1.0, 1, group=2), delta=1e-5)
+    assert (str(figure.guarantee), figure.at) == ("exact", 1e-5)
+    assert safe_side_of("4.3771780956812246086", figure.value, "above", 1e-13)
+
+
+def _gdp_epsilon(mu: float, delta: float) -> mp.mpf:
+    """epsilon of mu-GDP at delta (GDP paper Cor. 1: delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2),
+    decreasing in eps), by bisection at 40 digits."""
+    with mp.workdps(40):
+        low, high = mp.mpf(0), mp.mpf(20)
+        for _ in range(200):
+            eps = (low + high) / 2
+            profile = mp.ncdf(-eps / mu + mu / 2) - mp.e**eps * mp.ncdf(-eps / mu - mu / 2)
+            low, high = (eps, high) if profile > delta else (low, eps)
+        return (low + high) / 2
+
+
+def test_lists_of_deltas_answer_each_delta() -> None:
+    """Four full-batch Poisson steps at sigma 2 are exactly 1-GDP: each delta of the list gets its own
+    closed-form epsilon, in the order asked, and the same as asked alone."""
+    run = events.dpsgd(2.0, 1.0, 4)
+    deltas = [1e-5, 1e-3]
+    figures = account.epsilon(run, delta=deltas)
+    assert [f.at for f in figures] == deltas
+    for figure, delta in zip(figures, deltas, strict=True):
+        assert figure.value == pytest.approx(float(_gdp_epsilon(1.0, delta)), rel=1e-10)
+        assert [f.value for f in account.epsilon(run, delta=delta)] == [figure.value]
+
+
+def test_a_whole_run_scheme_is_accounted_alone() -> None:
+    """A shuffled run is no composition of sampled steps: alone it has its bounds (certified: the upper
+    one); inside a list it is refused, saying why."""
+    run = events.dpsgd(1.1, 0.01, 200, "shuffle")
+    assert isinstance(run, events.Run)
+    upper = account.certified_epsilon(run, 1e-5)
+    assert [str(f.guarantee) for f in account.epsilon(run, 1e-5)][:2] == ["upper_bound", "lower_bound"]
+    with pytest.raises(ComputationError, match="not a composition of independently sampled steps"):
+        account.epsilon([run, events.GDP(1.0)], 1e-5)
+    # its trade-off function from the scheme's pairs: the GDP upper bound's beta is a lower bound
+    beta = {str(f.guarantee): f.value for f in account.beta(run, alpha=0.1)}
+    assert beta["lower_bound"] <= beta["upper_bound"] and upper > 0
+
+
+def test_schedules_read_as_the_command_line_reads_them(gdpcli, tmp_path) -> None:
+    """A two-phase CSV schedule composes to the figures `gdpcli sgd --schedule` prints."""
+    text = "steps,sampling_rate,noise_multiplier\n100,0.01,1\n200,0.01,2\n"
+    path = tmp_path / "phases.csv"
+    path.write_text(text)
+    phases = account.schedule(text)
+    assert [(p.steps, p.noise_multiplier) for p in phases] == [(100, 1.0), (200, 2.0)]
+    library = [(f.value, str(f.guarantee)) for f in account.epsilon(phases, delta=1e-5)]
+    outcome = gdpcli("sgd", "--schedule", str(path), "--delta", "1e-5", "-f", "json")
+    assert library == [(row["epsilon"], row["guarantee"]) for row in outcome.json()["rows"]]

@@ -31,8 +31,8 @@ from gdpcli.events import Sampling, batches_per_epoch
 
 if TYPE_CHECKING:
     from gdpcli.accounting.figures import Accountant
-    from gdpcli.accounting.run import Run
     from gdpcli.core.pld import DominatingPair
+    from gdpcli.events import Run
 
 UPPER_METHOD = "allocation-lattice"
 """The upper bound's method: PLD of the mean-preserving lattice pair over the epochs touched."""

@@ -11,8 +11,7 @@ import numpy as np
 from gdpcli.accounting.figures import OPTIMISTIC, Figures, smallest
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.run import Run
-    from gdpcli.events import Repeated
+    from gdpcli.events import Repeated, Run
 
 METHOD = "clopper-pearson"
 """The audit's method: Clopper-Pearson intervals on the attack's TPR and FPR, jointly at the confidence."""

@@ -12,9 +12,9 @@ import numpy as np
 
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.figures import Figures
-from gdpcli.accounting.run import Run
 from gdpcli.core import calibrate, gdp, partial_order
 from gdpcli.errors import ComputationError
+from gdpcli.events import Run
 from gdpcli.guarantees import Guarantee, Side, bound
 
 NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -44,12 +44,12 @@ import numpy as np
 from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
 from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
 from gdpcli.accounting.methods import REGISTRY
-from gdpcli.accounting.run import MAX_STEPS, Run, check_run
+from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.events import Sampling
+from gdpcli.events import Run, Sampling
 from gdpcli.guarantees import Guarantee
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
 from gdpcli.vocabulary import METHODS

@@ -33,8 +33,7 @@ from gdpcli.errors import ComputationError, InputError
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.run import Run
-    from gdpcli.events import Repeated
+    from gdpcli.events import Repeated, Run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +96,8 @@ def events_of(subject: Sequence[Repeated] | Run, group: int | None = None) -> li
     """The events mechanisms or a DP-SGD run stand for (Run.spec), for groups of K records when group is
     given (accounting.group); None for a run whose batch scheme is no composition of sampled steps
     (shuffled, balls-in-bins, truncated Poisson batches), which has no group version."""
-    from gdpcli.accounting.run import Run, check_run
+    from gdpcli.accounting.run import check_run
+    from gdpcli.events import Run
 
     if isinstance(subject, Run):
         check_run(subject)

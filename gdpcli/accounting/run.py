@@ -1,98 +1,19 @@
-"""A DP-SGD run's description: rate, steps, noise, batch scheme and group, and the checks on it.
-
-The noise multiplier sigma is the ecosystem's (Opacus, TF Privacy, dp-accounting): noise standard deviation
-/ clipping norm C. One step's sensitivity (in units of C) follows from the batch scheme's neighbouring
-relation (events.Neighbouring.sensitivity) unless set. How the figures of a run are computed is
-gdpcli.accounting.dpsgd's; this module knows only what a run is.
+"""A DP-SGD run (the event gdpcli.events.Run) from the command line's numbers, and the checks on it: the
+rate from dataset and batch size, the steps from epochs, K runs, and what a run must hold to be accounted.
+How the figures of a run are computed is gdpcli.accounting.dpsgd's.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 from gdpcli import events
-from gdpcli.accounting.group import check_group, group_step
+from gdpcli.accounting.group import check_group
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.events import Repeated, Sampling
-from gdpcli.vocabulary import BATCHING
+from gdpcli.events import Run, Sampling
 
 MAX_STEPS = 10**12
-
-
-@dataclass(frozen=True)
-class Run:
-    """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
-    std / C), batches drawn by `sampling` (a Sampling member; its word is taken too); sensitivity None
-    means the neighbouring relation's own (events.Neighbouring.sensitivity). dataset_size N and
-    max_batch_size matter to schemes that require them (truncated-poisson). group is K of group privacy
-    (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records."""
-
-    sampling_rate: float
-    steps: int
-    noise_multiplier: float
-    sampling: Sampling = Sampling.POISSON
-    sensitivity: float | None = None
-    dataset_size: int | None = None
-    max_batch_size: int | None = None
-    group: int = 1
-
-    def __post_init__(self) -> None:
-        if self.sampling not in BATCHING:
-            raise InputError(f"unknown sampling {self.sampling!r}", "allowed: " + ", ".join(BATCHING))
-        object.__setattr__(self, "sampling", Sampling(self.sampling))
-
-    @property
-    def relation(self) -> events.Neighbouring:
-        """The neighbouring relation the guarantee refers to: the batch scheme's."""
-        return self.sampling.neighbouring
-
-    @property
-    def neighbouring(self) -> str:
-        """The neighbouring relation, as a word."""
-        return str(self.relation)
-
-    @property
-    def step_sensitivity(self) -> float:
-        """The L2 sensitivity of one step's summed clipped gradients, in units of C."""
-        return self.relation.sensitivity if self.sensitivity is None else self.sensitivity
-
-    @property
-    def step_mu(self) -> float:
-        """mu of one step before sampling: sensitivity / sigma (GDP paper Thm 1)."""
-        return self.step_sensitivity / self.noise_multiplier
-
-    @property
-    def effective_noise(self) -> float:
-        """The noise in units of the sensitivity, 1 / step_mu: the sigma of the GDP paper's formulas."""
-        return self.noise_multiplier / self.step_sensitivity
-
-    @property
-    def epochs(self) -> float:
-        """Passes over the data: T q (T / b where an epoch is b = ceil(N / B) batches)."""
-        if self.sampling.facts.epochs_of_batches:
-            return self.steps / self.sampling.steps_per_epoch(self.sampling_rate)
-        return self.steps * self.sampling_rate
-
-    def with_steps(self, steps: int) -> Run:
-        """The same run with another number of steps."""
-        return dataclasses.replace(self, steps=steps)
-
-    def spec(self) -> Repeated:
-        """The run as an event: T-fold subsampled Gaussian (plain Gaussian when q = 1)."""
-        if not self.sampling.per_step:
-            raise ComputationError(
-                f"a {self.sampling} run is not a composition of independently sampled steps",
-                "its figures come from its batch scheme's bounds (gdpcli.accounting.dpsgd)",
-            )
-        run = events.dpsgd(
-            self.noise_multiplier, self.sampling_rate, self.steps, self.sampling, self.sensitivity
-        )
-        if self.group == 1:
-            return run
-        return Repeated(group_step(run.step, self.group), self.steps)
 
 
 def _exact_ratio(value: float) -> Fraction:

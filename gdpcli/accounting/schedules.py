@@ -26,9 +26,9 @@ import numpy as np
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.dpsgd import Method
 from gdpcli.accounting.figures import Figures, smallest
-from gdpcli.accounting.run import MAX_STEPS, Run, check_run, schedule
+from gdpcli.accounting.run import MAX_STEPS, check_run, schedule
 from gdpcli.errors import ComputationError, InputError
-from gdpcli.events import Sampling
+from gdpcli.events import Run, Sampling
 
 COLUMNS = ("steps", "epochs", "batch_size", "sampling_rate", "noise_multiplier", "sampling", "sensitivity")
 """The columns (CSV) or keys (JSON objects) of a phase; one of steps/epochs and of batch_size/sampling_rate,

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gdpcli.accounting.figures import Accountant, Figures
-    from gdpcli.accounting.run import Run
-    from gdpcli.events import Sampling
+    from gdpcli.events import Run, Sampling
 
 
 @dataclass(frozen=True)

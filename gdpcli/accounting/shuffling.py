@@ -42,7 +42,7 @@ from gdpcli.events import Sampling, batches_per_epoch
 
 if TYPE_CHECKING:
     from gdpcli.accounting.figures import Accountant
-    from gdpcli.accounting.run import Run
+    from gdpcli.events import Run
 
 UPPER_METHOD = "shuffle-gdp"
 """The upper bound's method: GDP composition over the epochs the run touches, without amplification."""

@@ -32,7 +32,7 @@ from gdpcli.events import Sampling
 
 if TYPE_CHECKING:
     from gdpcli.accounting.figures import Accountant
-    from gdpcli.accounting.run import Run
+    from gdpcli.events import Run
 
 UPPER_METHOD = "truncated-poisson-pld"
 """The upper bound's method: the PLD of the mixture dominating pair."""

@@ -17,7 +17,7 @@ from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Method
-    from gdpcli.accounting.run import Run
+    from gdpcli.events import Run
 
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families), and "

@@ -22,7 +22,7 @@ from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported 
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.run import Run
+    from gdpcli.events import Run
 
 
 class Choice(str, Enum):
@@ -394,7 +394,7 @@ class RunOptions:
 
     def run(self, sampling_rate: float, steps: int, noise_multiplier: float) -> Run:
         """The run these options describe, at this rate, step count and noise."""
-        from gdpcli.accounting.run import Run
+        from gdpcli.events import Run
 
         return Run(
             sampling_rate,

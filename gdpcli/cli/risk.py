@@ -15,8 +15,7 @@ from gdpcli.cli import options
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
-    from gdpcli.accounting.run import Run
-    from gdpcli.events import Repeated
+    from gdpcli.events import Repeated, Run
 
 EPILOG = """\b
 Examples:

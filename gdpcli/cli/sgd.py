@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from gdpcli.accounting import Answer
     from gdpcli.accounting.dpsgd import Budget, Method, Plan
-    from gdpcli.accounting.run import Run
+    from gdpcli.events import Run
 
 EPILOG = """\b
 Examples (MNIST: 60000 examples, batches of 256, so 60 epochs are

@@ -9,15 +9,16 @@ ComputationError with a hint. Representations import the numerics lazily, so bui
 numpy.
 
 The modules of this package: `sampling` (batch schemes and neighbouring relations), `mechanism` (the base
-class and its representations), one module per family of mechanisms (`gaussian`, `epsilon_delta`, `renyi`,
-`shuffled_reports`, `tabulated`), `sampled`, `repeated`, `dpsgd` (a DP-SGD run as an event), `kinds` (the
-kinds the spec language knows) and `spec` (the spec language's parser, `spec_values` its key=value
-reader). Adding a mechanism means adding one class to a family module and listing it in `kinds`.
+class and its representations), one module per family of mechanisms (`gaussian`, `epsilon_delta`,
+`renyi`, `shuffled_reports`, `tabulated`), `sampled`, `repeated`, `group` (a step for groups of records),
+`dpsgd` (a DP-SGD run as an event), `kinds` (the kinds the spec language knows) and `spec` (the spec
+language's parser, `spec_values` its key=value reader). Adding a mechanism means adding one class to a
+family module and listing it in `kinds`.
 """
 
 from __future__ import annotations
 
-from gdpcli.events.dpsgd import dpsgd
+from gdpcli.events.dpsgd import Run, dpsgd
 from gdpcli.events.epsilon_delta import ApproxDP, Laplace, RandomizedResponse
 from gdpcli.events.gaussian import GDP, DiscreteGaussian, Gaussian
 from gdpcli.events.kinds import MECHANISMS
@@ -47,6 +48,7 @@ __all__ = [
     "Renyi",
     "RenyiCurve",
     "Repeated",
+    "Run",
     "Sampled",
     "Sampling",
     "Scheme",
