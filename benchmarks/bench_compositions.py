@@ -12,7 +12,7 @@ import io
 import statistics
 import time
 
-import gdpcli.core.pld as pld
+import gdpcli.core.pld.composition as composition
 from gdpcli.cli.app import run
 
 COMMANDS = [
@@ -34,17 +34,17 @@ def once(command: list[str]) -> tuple[float, str]:
 
 
 def main() -> None:
-    kept = pld._KEPT_POINTS
+    kept = composition._KEPT_POINTS
     for command in COMMANDS:
         ratios = []
         for turn in range(3):
             timed = {}
             for keep in (kept, -1) if turn % 2 else (-1, kept):
-                pld._KEPT_POINTS = keep  # -1: no composition is kept
+                composition._KEPT_POINTS = keep  # -1: no composition is kept
                 timed[keep] = once(command)
             assert timed[kept][1] == timed[-1][1], command
             ratios.append(timed[kept][0] / timed[-1][0])
-        pld._KEPT_POINTS = kept
+        composition._KEPT_POINTS = kept
         print(f"{statistics.median(ratios):.2f}  gdpcli {' '.join(command)}")
 
 

@@ -328,11 +328,11 @@ def test_accuracy_beyond_the_budget_answers_with_a_note(
     bounds found come back within the budget, with a note saying the accuracy was not reached. Ten Laplace
     steps: no grid under the point cap gets within 1e-9 of the truth, so the budget always ends it (ten
     Gaussians could reach their round-off-limited width on a fine enough grid, and the note then went).
-    The quick run caps the work at 1.5e9 units (pld.MAX_WORK; the slow run keeps its 8e9, 5 s of CPU)."""
+    The quick run caps the work at 1.5e9 units (MAX_WORK; the slow run keeps its 8e9, 5 s of CPU)."""
     if max_work is not None:
-        from gdpcli.core import pld
+        from gdpcli.core.pld import refinement
 
-        monkeypatch.setattr(pld, "MAX_WORK", max_work)
+        monkeypatch.setattr(refinement, "MAX_WORK", max_work)
     args = ("compose", "laplace:b=0.7x10", "--epsilon", "1", "--accuracy", "1e-12", "--method", "pld")
     document = gdpcli(*args, "-f", "json").json()
     bounds = by_guarantee(document["rows"], "delta")

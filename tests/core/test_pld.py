@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from gdpcli.core import gdp, pld
+from gdpcli.core.pld import composition, discretization, refinement
 from gdpcli.errors import ComputationError
 from tests.conftest import REFERENCE
 
@@ -502,8 +503,12 @@ def _composed_delta_bounds(components: list, interval: float, epsilon: float) ->
     composed = pld.compose_all(components, interval, pld.MAX_POINTS)
     at = np.array([epsilon])
     floor = float(composed.round_off_at(at)[0])
-    upper = max(float(np.atleast_1d(p.delta(at))[0]) for p in composed.upper) * (1 + pld._SAFETY) + floor
-    lower = (max(float(np.atleast_1d(p.delta(at))[0]) for p in composed.lower) - floor) * (1 - pld._SAFETY)
+    upper = (
+        max(float(np.atleast_1d(p.delta(at))[0]) for p in composed.upper) * (1 + refinement._SAFETY) + floor
+    )
+    lower = (max(float(np.atleast_1d(p.delta(at))[0]) for p in composed.lower) - floor) * (
+        1 - refinement._SAFETY
+    )
     return lower, upper
 
 
@@ -731,7 +736,7 @@ def test_optimistic_discretization_on_an_offset_grid_stays_below_the_profile(
     add = subsample.poisson_add_profile(gaussian_profile, q)
     profile, kink = (remove, np.log1p(-q)) if direction == "remove" else (add, -np.log1p(-q))
     support = (-8.0, 8.0) if direction == "add" else (np.log1p(-q) - 1e-3, 8.0)
-    cluster = pld._cluster_offset(profile, float(kink), interval)
+    cluster = discretization._cluster_offset(profile, float(kink), interval)
     assert 0.0 < cluster < interval
     epsilon = np.concatenate((np.linspace(-2.0, 3.0, 41), kink + np.array([-0.5, 0.3, 1.0, 2.5]) * interval))
     for offset in (cluster, 0.37 * interval):
@@ -750,8 +755,8 @@ def test_the_crowd_on_the_grid_makes_the_lower_bound_tight_on_coarse_grids() -> 
 
     pair = mechanisms.parse_spec("gaussian:sigma=0.5,p=1e-5").step.dominating_pair()
     composed = pld.compose_all([(pair, 10_000)], 1e-4, pld.MAX_POINTS)
-    upper = float(pld._epsilons(composed.upper, np.array([1e-5]))[0])
-    lower = float(pld._epsilons(composed.lower, np.array([1e-5]))[0])
+    upper = float(refinement._epsilons(composed.upper, np.array([1e-5]))[0])
+    lower = float(refinement._epsilons(composed.lower, np.array([1e-5]))[0])
     assert 0.07 < lower <= upper < lower + 3e-4
 
 
@@ -801,7 +806,7 @@ def test_a_tiny_work_budget_stops_on_the_first_grid(monkeypatch: pytest.MonkeyPa
     with that grid's rigorous bounds marked unreached (100 x G_0.7 = G_7 refines three grids at this
     accuracy)."""
     components, accuracy = [(gaussian(0.7), 100)], 1e-4
-    monkeypatch.setattr(pld, "work_budget", lambda accuracy: 1.0)
+    monkeypatch.setattr(refinement, "work_budget", lambda accuracy: 1.0)
     runs = [pld.epsilon_bounds(components, 1e-5, accuracy=accuracy) for _ in range(2)]
     first = pld.initial_interval(components, accuracy)
     work = pld.compose_all(components, first, pld.MAX_POINTS).work()
@@ -865,7 +870,9 @@ def test_compositions_are_kept_across_questions(monkeypatch: pytest.MonkeyPatch)
     components = [(pair, 20)]
     calls: list[tuple] = []
     compose_all = pld.compose_all
-    monkeypatch.setattr(pld, "compose_all", lambda *args: calls.append(args[1:]) or compose_all(*args))
+    monkeypatch.setattr(
+        composition, "compose_all", lambda *args: calls.append(args[1:]) or compose_all(*args)
+    )
 
     def ask(**shared: pld.Compositions) -> list[pld.Bounds]:
         return [
@@ -904,6 +911,6 @@ def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
     assert low <= bounds.lower <= bounds.upper <= high
     assert bounds.upper - bounds.lower < 1e-3 * bounds.lower
     assert not bounds.swallowed
-    monkeypatch.setattr(pld, "_STEEPEST_TILT", pld._MAX_TILT)
+    monkeypatch.setattr(refinement, "_STEEPEST_TILT", composition._MAX_TILT)
     swallowed = pld.epsilon_bounds(components, 1e-10)
     assert swallowed.swallowed and swallowed.upper == np.inf and swallowed.lower <= high

@@ -1,0 +1,526 @@
+"""Questions asked of a composition, answered with rigorous bounds: epsilon at delta, delta at epsilon,
+beta at alpha, each refined over finer grids until the accuracy asked or a work budget is reached.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
+
+import numpy as np
+
+from gdpcli import progress
+from gdpcli.core.arrays import ArrayLike, as_output
+from gdpcli.core.hull import lower_hull
+from gdpcli.core.pld.composition import Components, Composed, Compositions, TailTarget
+from gdpcli.core.pld.convolution import fft_error
+from gdpcli.core.pld.discretization import MAX_POINTS, discretize, loss_range
+from gdpcli.core.pld.representation import ROUND_OFF_SAFETY, DiscretePLD, DominatingPair, GridTooLarge, Tails
+from gdpcli.defaults import DEFAULT_ACCURACY, EPSILON_SCALE, STEP_SCALE
+from gdpcli.errors import InputError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11 on
+
+
+_STEEPEST_TILT = (
+    4096.0  # the largest it tries where the round-off at _MAX_TILT swallows a delta (epsilon_bounds)
+)
+_FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
+_COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
+_FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
+_FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
+_FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
+_LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
+_LOWER_BISECTIONS = 40  # bisection steps after them (_lower_epsilons)
+_SAFETY = 1e-12  # relative outward rounding of reported bounds
+
+MAX_WORK = 8e9
+"""The largest work budget, that of the finest accuracies (work_budget)."""
+
+
+def work_budget(accuracy: float) -> float:
+    """The grid work (DiscretePLD.work: FFT lengths n log2 n and profile evaluations) after which the
+    refinement returns the tightest bounds found (_refine): 1.2e6 / accuracy within [1.2e9, MAX_WORK].
+
+    It counts operations, not seconds, so where the refinement stops depends only on the input. 1.2e9 at
+    the default accuracy (and coarser) is about 1.5 s of DP-SGD accounting on an idle 2-core machine
+    (what dp-accounting's PLD takes for one question), and MAX_WORK about 10 s: benchmarks/README.md.
+    """
+    return min(max(1.2e6 / accuracy, 1.2e9), MAX_WORK)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Rigorous bounds lower <= true value <= upper (floats, or arrays for array queries), found with grid
+    interval `interval`; `reached` is False when the refinement stopped at its work or size budget before
+    the asked accuracy (the bounds are still rigorous, only wider); `carried` is how much wider than asked
+    they are at the widest query where the asked width was met but for the round-off they carry
+    (Measurement.slack), which no finer grid removes; `work` is the grid work the refinement spent
+    (Composed.work over its grids); `swallowed` marks the queries whose upper bound the round-off
+    swallowed on every grid (epsilon_bounds: upper is inf there, saying nothing of the truth)."""
+
+    upper: ArrayLike
+    lower: ArrayLike
+    interval: float
+    reached: bool = True
+    carried: float = 0.0
+    work: float = 0.0
+    swallowed: np.ndarray | bool = False
+
+
+def _loss_shape(pair: DominatingPair) -> tuple[float, float]:
+    """The standard deviation of the remove-direction privacy loss, from a 2000-point discretization of
+    the range that holds all but 1e-9 of it at each end, and the width of the range that holds all but
+    1e-15 (loss_range; compositions cut their steps' tails about that fine). Where the first range is
+    empty (delta(0) <= 1e-9: the loss is within the scan's smallest step of 0 but for 1e-9), the
+    discretization covers the second; (0, 0) where that is empty too (a negligible mechanism)."""
+    reverse = pair.add or pair.remove
+    wide = pair.loss_range or loss_range(pair.remove, reverse, Tails(1e-15, 1e-15))
+    support = pair.loss_range or loss_range(pair.remove, reverse, Tails(1e-9, 1e-9))
+    support = support if support[1] > support[0] else wide
+    if not support[1] > support[0]:
+        return 0.0, 0.0
+    coarse = discretize(pair.remove, (support[1] - support[0]) / 2000, pessimistic=True, loss_range=support)
+    mass = coarse.masses.sum()
+    mean = float(coarse.masses @ coarse.losses) / mass
+    return float(np.sqrt(coarse.masses @ (coarse.losses - mean) ** 2 / mass)), wide[1] - wide[0]
+
+
+def initial_interval(components: Components, accuracy: float, *, cheap: bool = True) -> float:
+    """A first grid interval for the relative accuracy, from the empirical gap model below.
+
+    For N_i compositions of losses of standard deviation s_i (composed scale S = sqrt(sum N_i s_i^2))
+    the relative gap of the bounds is about 0.02 D^2 sum(N_i / s_i) / S (fitted on Gaussian, sigma=20
+    x1000, and Poisson-subsampled Gaussian, MNIST DP-SGD, compositions). Capped at 0.05. The model
+    fails for a component whose losses are far narrower than the grid (a tiny eps): its discretization
+    error is bounded by its own small effect, not by D^2 / s_i, so scales below 1e-3 S count as 1e-3 S
+    (refinement measures the actual gap in any case). Never finer than S / _FIRST_GRID: a tiny accuracy
+    then starts on a grid of a few hundred thousand points and refines within the budget (_refine)
+    instead of starting beyond it.
+
+    `cheap`: also never finer than a step's loss range (_loss_shape) over _FIRST_POINTS, so that the
+    first grid costs little; refinement aims from its measured gap (second order). The model was fitted
+    before the optimistic PLD kept the crowd of a subsampled mechanism's losses (_cluster_offset), and
+    at small rates and noise it asks for grids far finer than needed: q 1e-5, sigma 0.5, T 1e4 started
+    on 1.1 million points a step (refused by the first grid's cap, then 275 000) for bounds 28x
+    narrower than asked. Measured in-process: that run 1.25 -> 0.21 s, its 1e6 steps 3.10 -> 0.93 s,
+    q 1e-4, sigma 0.5, T 1e5 0.88 -> 0.24 s; MNIST and other settings where the model asks for a coarser
+    grid than this are unchanged.
+    """
+    shapes = [(_loss_shape(pair), int(count)) for pair, count in components]
+    composed = float(np.sqrt(sum(count * scale**2 for (scale, _), count in shapes)))
+    floor = max(1e-3 * composed, 1e-12)
+    density = sum(count / max(scale, floor) for (scale, _), count in shapes)
+    modelled = np.sqrt(accuracy * composed / (0.02 * density))
+    first = max(span for (_, span), _ in shapes) / _FIRST_POINTS if cheap else 0.0
+    return float(min(0.05, max(modelled, composed / _FIRST_GRID, first, _FINEST_FIRST)))
+
+
+class Measurement(NamedTuple):
+    """Bounds at every query from one composed grid, the part of their gap that no finer grid removes
+    (`slack`: the round-off carried into the bounds), and the queries that do not decide refinement
+    (`settled`: answered exactly, or left to another composition), among them those whose upper bound the
+    round-off swallowed (`swallowed`)."""
+
+    upper: np.ndarray
+    lower: np.ndarray
+    slack: np.ndarray | float = 0.0
+    settled: np.ndarray | bool = False
+    swallowed: np.ndarray | bool = False
+
+
+def _refine(
+    compose: Compositions,
+    measure: Callable[[Composed], Measurement],
+    accuracy: float,
+    absolute: float,
+    max_points: int,
+    interval: float,
+    target: TailTarget | None = None,
+    budget: float | None = None,
+    widest: float = math.inf,
+) -> Bounds:
+    """Shrink the grid interval until upper <= lower + min(accuracy lower + absolute, widest) (or + the
+    measurement's slack) at every unsettled query, within max_points, and return the bounds at every
+    query (arrays): at each query the tightest of all grids' bounds (each grid's are rigorous, so their
+    intersection is; grids of different alignment are tight at different queries, e.g. at an atom of the
+    loss).
+
+    The gap is second order in the interval, so the next interval aims at the target with a 10 %
+    margin (and at least halves); before composing on it its size and work (Composed.work) are
+    predicted from the last one (both grow like 1 / interval): when the size would pass max_points or
+    the work spent would pass the budget (by default work_budget of the accuracy asked), the bounds
+    found are returned with reached=False (the first grid always runs: where it would pass the cap, or
+    _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the work left allows
+    less than the aimed interval, the next grid is the finest that fits (if at least twice as fine).
+    Work is counted from grid sizes, never timed, so the grids and the answer depend on the input only.
+    Starts at `interval`. If finer grids stop closing the gap
+    (three refinements in a row, each at least halving the interval, without shrinking the worst gap by
+    a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
+    grid cannot remove), the bounds found are returned: rigorous, just wider than asked.
+    (Single refinements can stall by grid alignment.)
+    """
+    known: Bounds | None = None
+    best_gap = np.inf
+    stalls = coarsenings = 0
+    spent = 0.0
+    budget = work_budget(max(accuracy, absolute)) if budget is None else budget
+    while True:
+        cap = max_points if known is not None else min(max_points, _FIRST_MAX_POINTS)
+        try:
+            composed = compose(interval, cap, target)
+        except GridTooLarge:
+            if known is not None:  # the size prediction fell short: the bounds found stand
+                return replace(known, reached=False)
+            if coarsenings >= _COARSENINGS:
+                raise
+            coarsenings, interval = coarsenings + 1, 4.0 * interval
+            continue
+        measured = measure(composed)
+        work = composed.work()
+        spent += work
+        found = Bounds(
+            measured.upper, measured.lower, float(interval), work=spent, swallowed=measured.swallowed
+        )
+        known = _tightest(known, found)
+        gap, asked, slack = _worst_gap(known, measured, accuracy, absolute, widest)
+        allowed = asked + slack
+        progress.report(
+            f"PLD accountant: {composed.points():,}-point grid, bounds {gap:.2g} apart (asked {allowed:.2g})"
+        )
+        if gap <= allowed:
+            return replace(known, carried=max(gap - asked, 0.0))
+        stalls = stalls + 1 if gap > best_gap * (2.0 / 3.0) else 0
+        best_gap = min(best_gap, gap)
+        if stalls >= 3:
+            return known
+        wanted = (
+            0.25
+            if not np.isfinite(gap) or allowed <= 0
+            else min(0.5, max(0.125, 0.9 * np.sqrt(allowed / gap)))
+        )
+        remaining = budget - spent
+        over = work / remaining if remaining > 0 else math.inf
+        affordable = 1.2 * max(composed.points() / max_points, over)  # smallest shrink
+        if affordable > 0.5:  # not even a grid twice as fine fits
+            return replace(known, reached=False)
+        interval *= max(wanted, affordable)
+
+
+def _tightest(known: Bounds | None, new: Bounds) -> Bounds:
+    """The tighter of two rigorous bounds at every query (both hold, so their intersection does), with
+    the rest (interval, work) of the newer; a query stays swallowed only if both swallowed it."""
+    if known is None:
+        return new
+    upper, lower = np.minimum(known.upper, new.upper), np.maximum(known.lower, new.lower)
+    return replace(new, upper=upper, lower=lower, swallowed=known.swallowed & new.swallowed)
+
+
+def _worst_gap(
+    bounds: Bounds, measured: Measurement, accuracy: float, absolute: float, widest: float
+) -> tuple[float, float, float]:
+    """(gap, asked gap, slack) at the unsettled query furthest beyond its allowance: the asked gap
+    min(accuracy lower + absolute, widest) plus its slack, the round-off the bounds carry ((0, 0, 0) if
+    all are settled)."""
+    upper, lower = np.atleast_1d(bounds.upper), np.atleast_1d(bounds.lower)
+    slack = np.broadcast_to(measured.slack, upper.shape)
+    open_ = ~np.broadcast_to(measured.settled, upper.shape)
+    if not np.any(open_):
+        return 0.0, 0.0, 0.0
+    with np.errstate(invalid="ignore"):
+        asked = np.minimum(accuracy * lower + absolute, widest)
+        excess = np.where(open_, upper - lower - asked - slack, -np.inf)
+    worst = int(np.argmax(excess))
+    return float(upper[worst] - lower[worst]), float(asked[worst]), float(slack[worst])
+
+
+def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
+    """Bounds with the query's shape (floats for a scalar query)."""
+    return replace(
+        bounds,
+        upper=as_output(np.reshape(bounds.upper, shape)),
+        lower=as_output(np.reshape(bounds.lower, shape)),
+        swallowed=np.reshape(np.broadcast_to(bounds.swallowed, np.shape(bounds.upper)), shape),
+    )
+
+
+def predicted_round_off(components: Components) -> float:
+    """The round-off a plain (untilted) composition is expected to carry (Composed.round_off_at): with
+    repeated squaring each copy contributes about two FFT errors of an array of up to 2^20 points."""
+    copies = sum(int(count) for _, count in components)
+    return ROUND_OFF_SAFETY * 2.0 * copies * fft_error(2**20)
+
+
+def _epsilons(plds: Sequence[DiscretePLD], deltas: np.ndarray) -> np.ndarray:
+    """The worst direction's epsilon at each delta (+inf where a delta is <= 0)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        values = np.max([np.atleast_1d(p.epsilon(np.maximum(deltas, 0.0))) for p in plds], axis=0)
+    return np.where(deltas > 0.0, values, np.inf)
+
+
+def _lower_epsilons(composed: Composed, deltas: np.ndarray) -> np.ndarray:
+    """Rigorous lower bounds on the epsilon at each delta, through the round-off g(eps) of the composition
+    (Composed.round_off_at, non-increasing in eps): any x with delta_lower(x) - g(x) > delta, delta_lower
+    the worst optimistic profile, has a true delta(x) > delta, so the true epsilon is above x.
+
+    From x0, the eps at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) is such an x (g(x_{i+1}) <=
+    g(x_i)); after _LOWER_PASSES of them, bisection between the last and the optimistic epsilon at delta
+    itself keeps the largest such x it meets. The passes alone stall where g falls steeply (a tilted
+    composition's, by e^{-t eps} with t in the hundreds): at q 1e-5, sigma 1.1, 1e7 steps at delta 1e-15
+    they stopped at 0.176 with g there 1e8 times its value at the answer 0.259, which then swallowed delta.
+    """
+    lower = _epsilons(composed.lower, deltas + composed.round_off_at(-np.inf))
+    for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
+        lower = _epsilons(composed.lower, deltas + composed.round_off_at(np.maximum(lower, 0.0)))
+    high = _epsilons(composed.lower, deltas)
+    open_ = np.isfinite(lower) & np.isfinite(high) & (high > lower)
+    low, high = np.where(open_, lower, 0.0), np.where(open_, high, 0.0)
+    for _ in range(_LOWER_BISECTIONS if np.any(open_) else 0):
+        middle = 0.5 * (low + high)
+        worst = np.max([np.atleast_1d(p.delta(middle)) for p in composed.lower], axis=0)
+        above = worst - composed.round_off_at(middle) > deltas
+        low, high = np.where(above, middle, low), np.where(above, high, middle)
+    return np.where(open_, low, lower)
+
+
+def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
+    """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP, for one delta or an
+    array of them from ONE composition per grid (Bounds then holds arrays).
+
+    components: (dominating pair, times) list. The upper bound is the eps of the worst direction of the
+    pessimistic PLDs, the lower bound that of the optimistic ones, each with the round-off g(eps) of
+    the composition (Composed.round_off_at, non-increasing in eps) on its safe side: the lower bound is
+    the largest eps found whose optimistic delta exceeds delta + g(eps) (_lower_epsilons), and the upper
+    bound is the eps at delta - g(lower). Refined until
+    upper - lower <= accuracy min(lower + EPSILON_SCALE, STEP_SCALE n) at every delta, n the number of
+    mechanisms composed: relative accuracy for large epsilons, absolute accuracy x EPSILON_SCALE for
+    small ones (no one quotes an epsilon of 0.06 to 1e-4), and for few steps no wider than a per-step
+    grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
+    a tilted composition (TailTarget), at a tilt of at most _MAX_TILT first and, where its round-off would
+    swallow a delta (take half of it), again with every direction tilted at the answer's epsilon (the
+    pessimistic PLDs' epsilon without round-off on the last grid), up to _STEEPEST_TILT: steeper tilts
+    leave errors relative to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800),
+    but not always smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133,
+    carries ten times what t = 64 does). Bounds that a plain composition left wider than asked for the
+    round-off they carry are recomposed so too. A delta that both compositions swallow has upper bound
+    inf and is marked in Bounds.swallowed; its lower bound still holds. Bounds are rounded outward by
+    1e-12 relative.
+    """
+    accuracy, max_points, compose = _precision(precision, components)
+    delta = np.asarray(delta, dtype=float)
+    flat = np.atleast_1d(delta)
+    for value in flat:
+        _check_delta(float(value))
+    smallest = float(flat.min())
+    target = TailTarget(delta=smallest) if smallest < 1e2 * predicted_round_off(components) else None
+
+    centres: list[np.ndarray] = []  # the upper PLDs' epsilons without round-off, grid by grid
+
+    def measure(composed: Composed) -> Measurement:
+        lower = _lower_epsilons(composed, flat)
+        floor = composed.round_off_at(np.maximum(lower, 0.0))
+        swallowed = floor > 0.5 * flat  # no rigorous upper bound from this composition
+        upper = np.where(
+            swallowed, np.inf, _epsilons(composed.upper, np.where(swallowed, flat, flat - floor))
+        )
+        with np.errstate(invalid="ignore"):  # (inf - inf where no finite epsilon exists)
+            centres.append(_epsilons(composed.upper, flat))
+            plain = centres[-1] - _epsilons(composed.lower, flat)  # without round-off
+            slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
+        upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
+        lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
+        settled = np.isinf(lower) | swallowed  # both inf, or no finer grid helps: nothing to refine
+        return Measurement(upper, lower, slack, settled=settled, swallowed=swallowed)
+
+    interval = initial_interval(components, accuracy)
+    steps = sum(int(count) for _, count in components)
+    absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
+    bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
+    swallowed = np.any(bounds.swallowed)
+    if (target is not None and swallowed) or (target is None and bounds.carried > 0.0):
+        centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
+        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed) | ~swallowed, centre, 0.0)))
+        target = target or TailTarget(delta=smallest)  # (round-off carried: tilt at the answer too)
+        steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
+        steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
+        reached, work = bounds.reached and steeper.reached, bounds.work + steeper.work
+        bounds = replace(_tightest(bounds, steeper), reached=reached, work=work)
+        bounds = replace(
+            bounds, carried=_excess(bounds, accuracy, absolute, widest) if bounds.carried else 0.0
+        )
+    return _shaped(bounds, delta.shape)
+
+
+def _excess(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> float:
+    """How much wider than asked the (finite) bounds are at the widest query."""
+    lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
+    with np.errstate(invalid="ignore"):
+        excess = upper - lower - np.minimum(accuracy * lower + absolute, widest)
+    return float(np.max(np.where(np.isfinite(excess), excess, 0.0), initial=0.0))
+
+
+def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
+    """Bounds on delta(eps) of the composition, the worst direction's profile, at every eps
+    of an array from ONE composition per grid (a whole privacy-profile table costs what one point does).
+
+    The round-off g(eps) of the composition (Composed.round_off_at), with the error of evaluating the
+    profiles (Composed.delta_error), is added to the upper profile and taken from the lower one;
+    refined until upper <= (1 + accuracy) lower + 1e-15 at every eps, or the gap is the round-off's.
+    Where a delta came out within 100 g of zero, the composition is redone tilted towards the largest
+    such eps (TailTarget), whose round-off there is far smaller, from the first grid again and within
+    what the plain refinement left of the work budget (work_budget); the plain refinement leaves such
+    deltas to it, and the answer is the tighter of the two compositions' bounds at each eps. Bounds
+    are rounded outward by 1e-12 relative.
+    """
+    accuracy, max_points, compose = _precision(precision, components)
+    epsilon = np.asarray(epsilon, dtype=float)
+    flat = np.atleast_1d(epsilon)
+
+    swallowed_below = 1e2 * predicted_round_off(components)
+
+    def measure(composed: Composed, *, plain: bool = True) -> Measurement:
+        floor = composed.round_off_at(flat) + composed.delta_error(flat)
+        upper = np.max([np.atleast_1d(p.delta(flat)) for p in composed.upper], axis=0)
+        lower = np.max([np.atleast_1d(p.delta(flat)) for p in composed.lower], axis=0)
+        upper = np.minimum(upper * (1 + _SAFETY) + floor, 1.0)
+        lower = np.maximum(lower - floor, 0.0) * (1 - _SAFETY)
+        # a delta the plain round-off swallows is left to the tilted composition
+        return Measurement(upper, lower, 2.0 * floor, settled=(lower < swallowed_below) if plain else False)
+
+    interval = initial_interval(components, accuracy)
+    budget = work_budget(accuracy)
+    bounds = _refine(compose, measure, accuracy, 1e-15, max_points, interval, budget=budget)
+    swallowed = np.isfinite(flat) & (np.atleast_1d(bounds.lower) < swallowed_below)
+    if np.any(swallowed):
+        target = TailTarget(epsilon=float(flat[swallowed].max()))
+        tilted_measure, left = partial(measure, plain=False), budget - bounds.work
+        tilted = _refine(compose, tilted_measure, accuracy, 1e-15, max_points, interval, target, left)
+        bounds = replace(_tightest(bounds, tilted), reached=tilted.reached, work=bounds.work + tilted.work)
+    return _shaped(bounds, epsilon.shape)
+
+
+class Precision(TypedDict, total=False):
+    """The keywords every bounds function takes: `accuracy`, the width asked (DEFAULT_ACCURACY by default;
+    each function states its rule), `max_points`, the cap on the points of a grid (MAX_POINTS), and
+    `compositions`, the Compositions of the same components to draw on (by default a new one)."""
+
+    accuracy: float
+    max_points: int
+    compositions: Compositions
+
+
+def _precision(precision: Precision, components: Components) -> tuple[float, int, Compositions]:
+    """(accuracy, max_points, compositions) with their defaults."""
+    compositions = precision.get("compositions") or Compositions(components)
+    if compositions.components is not components:
+        raise ValueError("the compositions given are of other components")
+    return precision.get("accuracy", DEFAULT_ACCURACY), precision.get("max_points", MAX_POINTS), compositions
+
+
+def _check_delta(delta: float) -> None:
+    """InputError unless 0 < delta < 1."""
+    if not 0.0 < delta < 1.0:
+        raise InputError(f"delta must be in (0, 1), got {delta!r}")
+
+
+def _tests(pld: DiscretePLD, *, pessimistic: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The vertices (alpha_i, beta_i), alpha ascending, of the trade-off function sup_x (1 - delta(x) - x
+    alpha) of the profile (*), and the rate -slope of each segment.
+
+    The supremum sits at a kink x = e^{eps_j}: the test that rejects the infinity atom and every atom
+    above eps_j, with alpha = sum_{k>=j} m_k e^{-eps_k} (Q-masses summed from the top) and beta = 1 - m_inf
+    - sum_{k>=j} m_k = (1 - m_inf - sum_k m_k) + sum_{k<j} m_k (the P-mass left, summed from the bottom):
+    sums of non-negative terms, so small values keep their digits. Adding atom k to the rejection has
+    rate e^{eps_k}; once all are rejected beta stays at the P-mass left (rate 0).
+
+    pessimistic: the P-mass left, 1 - m_inf - sum_k m_k, is kept when negative (a pessimistic PLD may
+    hold more than 1: masses that rounding made negative are raised to 0, 1.4e-12 of them for 10-fold
+    pure DP on a grid of 0.011), as conjugacy with its profile asks (beta_j = 1 - delta~(x_j) - x_j
+    alpha_j): clipped to 0, beta was that much above the truth near alpha = 0.
+    """
+    with np.errstate(divide="ignore", over="ignore"):
+        rates = np.exp(pld.losses)
+        q_masses = np.exp(np.log(pld.masses) - pld.losses)
+    rejected_q = np.cumsum(q_masses[::-1])
+    left = 1.0 - pld.infinity_mass - float(pld.masses.sum())
+    left = left if pessimistic else max(left, 0.0)
+    kept_p = np.cumsum(pld.masses)[::-1][1:]
+    alpha = np.concatenate(([0.0], rejected_q, [max(1.0, rejected_q[-1])]))
+    beta = np.concatenate(([1.0 - pld.infinity_mass], left + kept_p, [left, left]))
+    return alpha, beta, np.concatenate((rates[::-1], [0.0, 0.0]))
+
+
+def _symmetrized_tests(
+    plds: Sequence[DiscretePLD], *, pessimistic: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices and rates of the largest convex function below every direction's trade-off function:
+    the lower convex hull (core.hull) of all their vertices (each is convex with these vertices)."""
+    vertices = [_tests(p, pessimistic=pessimistic)[:2] for p in plds]
+    alpha = np.concatenate([a for a, _ in vertices])
+    beta = np.concatenate([b for _, b in vertices])
+    order = np.lexsort((beta, alpha))
+    alpha, beta = alpha[order], beta[order]
+    first = np.concatenate(([True], np.diff(alpha) > 0))  # the lowest beta of each alpha
+    alpha, beta = alpha[first], beta[first]
+    kept = lower_hull(alpha, beta)
+    alpha, beta = alpha[kept], beta[kept]
+    with np.errstate(over="ignore"):  # (inf: an edge whose alphas differ by a subnormal, tradeoff_of)
+        return alpha, beta, np.append(-np.diff(beta) / np.diff(alpha), 0.0)
+
+
+def tradeoff_of(plds: Sequence[DiscretePLD], alpha: np.ndarray, *, pessimistic: bool = False) -> np.ndarray:
+    """beta(alpha) of the discrete pairs, add/remove-symmetrized over directions: the conjugate of the
+    maximum of their profiles (*), i.e. the convex hull of the minimum of their trade-off functions, from
+    the Neyman-Pearson tests (_tests) on the segment that holds alpha: beta_{j+1} + rate_j (alpha_{j+1} -
+    alpha), a sum of non-negative terms (no cancellation where beta is tiny, e.g. alpha near 1).
+
+    pessimistic: the PLDs are upper profiles, whose beta is a lower bound: a vertex alpha (a Q-mass) that
+    rounding put above 1 is taken as 1 (an ulp of Q-mass over 1 gave beta(1) = 2e-24 > 0, the truth);
+    moving vertices left, with the segment's rate kept, only lowers beta.
+
+    A rate can overflow to inf (losses above 709, or a hull edge whose alphas differ by a subnormal): on
+    such a segment beta is interpolated between its two vertices instead, (beta_j - beta_{j+1}) times
+    the share of the segment's alpha width still to go (rate inf times that width was beta 1 there)."""
+    if len(plds) == 1:
+        vertices, values, rates = _tests(plds[0], pessimistic=pessimistic)
+    else:
+        vertices, values, rates = _symmetrized_tests(plds, pessimistic=pessimistic)
+    if pessimistic:
+        vertices = np.minimum(vertices, 1.0)
+    alpha = np.asarray(alpha, dtype=float)
+    segment = np.clip(np.searchsorted(vertices, alpha, side="right") - 1, 0, vertices.size - 2)
+    left = vertices[segment + 1] - alpha
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rise = np.where(
+            np.isinf(rates[segment]),
+            (values[segment] - values[segment + 1]) * (left / (vertices[segment + 1] - vertices[segment])),
+            rates[segment] * left,
+        )
+    return np.where(alpha >= vertices[-1], 0.0, np.clip(values[segment + 1] + rise, 0.0, 1.0))
+
+
+def tradeoff_bounds(components: Components, alpha: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
+    """Bounds bracketing the trade-off function beta of the composition at alpha.
+
+    beta(alpha) = sup_x (1 - delta(x) - x alpha) (conjugacy of profile and trade-off function; the
+    profile of the add/remove-symmetrized result is the maximum over directions). The pessimistic
+    PLDs give a lower bound on beta, the optimistic ones an upper bound (also capped at 1 - alpha);
+    refined until max(beta_upper - beta_lower) <= accuracy (absolute).
+    """
+    accuracy, max_points, compose = _precision(precision, components)
+    alpha = np.asarray(alpha, dtype=float)
+    flat = np.atleast_1d(alpha)
+
+    def measure(composed: Composed) -> Measurement:
+        # beta = sup_x (1 - delta(x) - x alpha) moves by at most the largest round-off of the profiles
+        floor = float(np.max(composed.round_off_at(np.array([-np.inf]))))
+        lower = np.maximum(tradeoff_of(composed.upper, flat, pessimistic=True) - floor, 0.0)
+        upper = np.minimum(tradeoff_of(composed.lower, flat) + floor, 1.0 - flat)
+        return Measurement(upper, lower)
+
+    interval = initial_interval(components, accuracy)
+    return _shaped(_refine(compose, measure, 0.0, accuracy, max_points, interval), alpha.shape)
