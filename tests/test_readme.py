@@ -532,18 +532,26 @@ def test_the_clt_errs_on_the_sides_the_readme_says(gdpcli) -> None:
     assert fixed_clt[0]["epsilon"] > max(row["epsilon"] for row in fixed_pld)
 
 
-@pytest.mark.slow
-def test_python_api_figures_are_what_it_returns() -> None:
-    """The Python API section's comments state what the calls return."""
-    from gdpcli import account, events, gdp
+def pycon_blocks() -> list[str]:
+    """Every ```pycon block of the README: interactive sessions, run as doctests."""
+    return re.findall(r"```pycon\n(.*?)```", README, flags=re.S)
 
-    run = events.dpsgd(noise_multiplier=1.1, sampling_rate=256 / 60000, steps=14063)
-    upper, lower = account.epsilon(run, delta=1e-5)
+
+@pytest.mark.slow
+def test_readme_sessions_print_what_they_show() -> None:
+    """The README's sessions, in order and sharing their names as a reader's would, print what the README
+    shows (doctest, with the numbers as shown)."""
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest("\n".join(pycon_blocks()), {}, "README", "README.md", 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.failures == 0, f"{runner.failures} of {runner.tries} README examples print otherwise"
+
+
+def test_python_api_gdp_figure_is_what_it_returns() -> None:
+    """The Python API section's gdp comment states what the call returns."""
+    from gdpcli import gdp
+
     section = PROSE.split("## Python API", 1)[1]
-    figures = f"[Figure({upper.value:.5f}, upper_bound, pld), Figure({lower.value:.5f}, lower_bound, pld)]"
-    assert figures in section
-    assert f"# {account.certified_epsilon(run, delta=1e-5):.5f}: the rigorous upper bound" in section
-    step = events.Sampled(events.Laplace(0.5), 0.01, events.Sampling.FIXED)
-    composed = account.delta([events.Repeated(step, 200), events.parse("gdp:mu=0.3")], epsilon=1.0)
-    assert f"# composed: ~{composed[0].value:.2e}".replace("e-05", "e-5") in section
     assert f"gdp.epsilon(1e-5, 1.0) # {gdp.epsilon(1e-5, 1.0)!r}" in section
