@@ -287,6 +287,15 @@ def _lower_epsilons(composed: Composed, deltas: np.ndarray) -> np.ndarray:
     return np.where(open_, low, lower)
 
 
+def _zero_suffices(composed: Composed, deltas: np.ndarray) -> np.ndarray:
+    """Where epsilon 0 is certified: the worst pessimistic profile at 0, with the error of evaluating it
+    and the composition's round-off there, is at most delta (then the upper bound is 0 itself, not the
+    outward rounding of a solved epsilon near 0)."""
+    at_zero = max(float(np.atleast_1d(p.delta(0.0))[0]) for p in composed.upper)
+    error = float(composed.delta_error(0.0)) + float(composed.round_off_at(0.0))
+    return at_zero + error <= deltas
+
+
 def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
     """Bounds on the smallest eps >= 0 such that the composition is (eps, delta)-DP, for one delta or an
     array of them from ONE composition per grid (Bounds then holds arrays).
@@ -331,7 +340,9 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
             centres.append(_epsilons(composed.upper, flat))
             plain = centres[-1] - _epsilons(composed.lower, flat)  # without round-off
             slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
-        upper = np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
+        upper = np.where(
+            _zero_suffices(composed, flat), 0.0, np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
+        )
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
         settled = np.isinf(lower) | swallowed  # both inf, or no finer grid helps: nothing to refine
         return Measurement(upper, lower, slack, settled=settled, swallowed=swallowed)
