@@ -23,7 +23,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["Accountant", "__version__", "account", "events", "gdp", "get_noise_multiplier"]
-_MODULES = {"gdp": "gdpcli.api", "events": "gdpcli.events", "account": "gdpcli.account"}
+_MODULES = {"gdp": "gdpcli.gdp", "events": "gdpcli.events", "account": "gdpcli.account"}
 _NAMES = {"Accountant": "gdpcli.training", "get_noise_multiplier": "gdpcli.training"}
 
 

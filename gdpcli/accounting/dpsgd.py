@@ -13,9 +13,9 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
   one step is C_q(G_mu) and the run is C_q(G_mu)^{(x)T}-DP (GDP paper Thm 10), mu the per-step mu;
 - `shuffle`: each epoch a random permutation cut into batches (replace-one neighbours): no tight analysis
   is known, so its figures are a rigorous upper bound without amplification and a rigorous lower bound
-  (gdpcli.accounting.shuffling);
+  (gdpcli.accounting.shuffled_batches);
 - `balls-in-bins`: each epoch every example in one uniformly random batch of b (add/remove neighbours),
-  rigorous upper and lower bounds (gdpcli.accounting.allocation);
+  rigorous upper and lower bounds (gdpcli.accounting.balls_in_bins);
 - `truncated-poisson`: Poisson batches cut to at most B_max examples (add/remove neighbours), rigorous
   upper and lower bounds (gdpcli.accounting.truncated_poisson).
 Each scheme that is no composition of sampled steps declares its SchemeBounds (gdpcli.accounting.schemes),
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdpcli.accounting import Figures, allocation, shuffling, truncated_poisson
+from gdpcli.accounting import Figures, balls_in_bins, shuffled_batches, truncated_poisson
 from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
 from gdpcli.accounting.methods import REGISTRY
 from gdpcli.accounting.run import MAX_STEPS, check_run
@@ -58,7 +58,8 @@ EVERY = tuple(REGISTRY)
 """What --method all shows, where available for the run (see `plan`)."""
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 BOUNDS: dict[Sampling, SchemeBounds] = {
-    bounds.sampling: bounds for bounds in (shuffling.BOUNDS, allocation.BOUNDS, truncated_poisson.BOUNDS)
+    bounds.sampling: bounds
+    for bounds in (shuffled_batches.BOUNDS, balls_in_bins.BOUNDS, truncated_poisson.BOUNDS)
 }
 """The bounds of every batch scheme that is no composition of independently sampled steps."""
 _FINE_STEP = 0.002  # the same after two secant steps

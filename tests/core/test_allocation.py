@@ -11,7 +11,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from gdpcli.accounting import allocation as accounting
+from gdpcli.accounting import balls_in_bins as accounting
 from gdpcli.accounting.dpsgd import Run
 from gdpcli.core import allocation
 

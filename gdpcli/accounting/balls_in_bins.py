@@ -24,7 +24,7 @@ import numpy as np
 
 from gdpcli.accounting.figures import OPTIMISTIC, PESSIMISTIC, Figures
 from gdpcli.accounting.schemes import SchemeBounds
-from gdpcli.accounting.shuffling import as_poisson, complete_epochs, epochs_touched
+from gdpcli.accounting.shuffled_batches import as_poisson, complete_epochs, epochs_touched
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError
 from gdpcli.events import Sampling, batches_per_epoch
