@@ -80,9 +80,7 @@ def certified_epsilon(
     uses; ComputationError when the method gives none (approximations and lower bounds never count)."""
     certified = [f.value for f in epsilon(events, delta, method, accuracy) if f.guarantee.certifies_at_most]
     if not certified:
-        raise ComputationError(
-            f"the method {method} gives no rigorous upper bound on epsilon", "use auto or pld"
-        )
+        raise ComputationError(f"method {method} gives no rigorous upper bound on epsilon", "use auto or pld")
     return min(certified)
 
 

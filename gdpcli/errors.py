@@ -6,6 +6,7 @@ Pure Python, importable from gdpcli.core without pulling in the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
 
 
@@ -18,8 +19,25 @@ class ExitCode(IntEnum):
     BUDGET = 3  # a budget check (--max-epsilon, --max-delta) failed
 
 
+_MARK = "\x1f"
+"""Around a parameter's name in a message (the unit separator: never typed, never printed)."""
+
+
+def parameter(name: str) -> str:
+    """A parameter named in a message raised below the command line: a library caller reads its name
+    (noise_multiplier), the command line the option that sets it (--noise-multiplier; GdpcliError.render)."""
+    return f"{_MARK}{name}{_MARK}"
+
+
+def _spelled(text: str, spell: Callable[[str], str]) -> str:
+    """The text with each marked parameter name spelled by `spell`."""
+    parts = text.split(_MARK)
+    return "".join(spell(part) if index % 2 else part for index, part in enumerate(parts))
+
+
 class GdpcliError(Exception):
-    """Base class: a one-line message and an optional hint, rendered as `gdpcli: error: <what> (<hint>)`."""
+    """Base class: a one-line message and an optional hint, rendered as `gdpcli: error: <what> (<hint>)`.
+    Parameters named in them (`parameter`) read as their names, or as the command line spells them."""
 
     exit_code = ExitCode.COMPUTATION
 
@@ -29,7 +47,12 @@ class GdpcliError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message} ({self.hint})" if self.hint else self.message
+        return self.render(str)
+
+    def render(self, spell: Callable[[str], str]) -> str:
+        """The message and hint, each parameter's name spelled by `spell` (the command line: its option)."""
+        text = f"{self.message} ({self.hint})" if self.hint else self.message
+        return _spelled(text, spell)
 
 
 class InputError(GdpcliError):

@@ -6,7 +6,7 @@ import mpmath as mp
 import pytest
 
 from gdpcli import account, events
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, InputError
 from tests.conftest import REFERENCE, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
@@ -136,3 +136,30 @@ def test_schedules_read_as_the_command_line_reads_them(gdpcli, tmp_path) -> None
     library = [(f.value, str(f.guarantee)) for f in account.epsilon(phases, delta=1e-5)]
     outcome = gdpcli("sgd", "--schedule", str(path), "--delta", "1e-5", "-f", "json")
     assert library == [(row["epsilon"], row["guarantee"]) for row in outcome.json()["rows"]]
+
+
+def test_errors_name_the_parameter_and_the_command_line_its_option(gdpcli) -> None:
+    """Below the command line an error names the parameter (noise_multiplier); the CLI prints the option
+    that sets it (--noise-multiplier), in the same words otherwise."""
+    with pytest.raises(InputError) as raised:
+        events.dpsgd(0.0, 0.01, 10)
+    assert str(raised.value) == "noise_multiplier: must be a positive finite number, got 0.0"
+    with pytest.raises(InputError, match=r"^sampling truncated-poisson needs dataset_size$"):
+        account.epsilon(events.dpsgd(1.0, 0.01, 10, "truncated-poisson"), 1e-5)
+    outcome = gdpcli(
+        "sgd",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+        "--sampling",
+        "truncated-poisson",
+    )
+    assert (outcome.code, outcome.stderr) == (
+        2,
+        "gdpcli: error: --sampling truncated-poisson needs --dataset-size\n",
+    )

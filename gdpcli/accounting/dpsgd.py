@@ -48,7 +48,7 @@ from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Run, Sampling
 from gdpcli.guarantees import Guarantee
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
@@ -63,6 +63,7 @@ BOUNDS: dict[Sampling, SchemeBounds] = {
 }
 """The bounds of every batch scheme that is no composition of independently sampled steps."""
 _FINE_STEP = 0.002  # the same after two secant steps
+_METHOD, _TARGET = parameter("method"), parameter("target_epsilon")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
 def _planned(run: Run, name: str, accuracy: float, conversion: str) -> RunFigures | ComputationError:
     reason = unavailable(run, name)
     if reason is not None:
-        return ComputationError(f"--method {name} is not available for {run.sampling} sampling", reason)
+        return ComputationError(f"{_METHOD} {name} is not available for {run.sampling} sampling", reason)
     return RunFigures(run, name, accuracy, conversion)
 
 
@@ -294,7 +295,7 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
     """
     found = _budget_figures(run, delta, method)
     if not any(_budget_rests_on(method.name, f.guarantee) for f in found):
-        raise ComputationError(f"--method {method.name} gives no upper bound on epsilon for this run")
+        raise ComputationError(f"{_METHOD} {method.name} gives no upper bound on epsilon for this run")
     return smallest(found, lambda guarantee: _budget_rests_on(method.name, guarantee))
 
 
@@ -378,7 +379,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
     if method.name == "all":
         raise InputError("largest_steps needs a single method", "one of " + ", ".join(EVERY))
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
-        raise InputError(f"--target-epsilon: must be a positive finite number, got {target_epsilon!r}")
+        raise InputError(f"{_TARGET}: must be a positive finite number, got {target_epsilon!r}")
     answering(plan(run, method.name, accuracy=method.accuracy, conversion=method.conversion))
     cache: dict[int, list[Figures]] = {}
 
@@ -413,8 +414,7 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
         steps = search(allowed, _steps_guess(run, delta, target_epsilon))
     except SearchLimitReached:
         raise InputError(
-            f"--target-epsilon {target_epsilon:g} allows more than {MAX_STEPS:.0e} steps, the most gdpcli "
-            "searches",
+            f"{_TARGET} {target_epsilon:g} allows more than {MAX_STEPS:.0e} steps, the most gdpcli searches",
             "give a smaller target",
         ) from None
     label = smallest(found(max(steps, 1)), allowed)

@@ -10,10 +10,14 @@ from fractions import Fraction
 
 from gdpcli import events
 from gdpcli.accounting.group import check_group
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Run, Sampling
 
 MAX_STEPS = 10**12
+_SAMPLING_RATE, _DATASET_SIZE, _BATCH_SIZE = map(parameter, ("sampling_rate", "dataset_size", "batch_size"))
+_EPOCHS, _STEPS, _RUNS = map(parameter, ("epochs", "steps", "runs"))
+_SAMPLING, _MAX_BATCH_SIZE, _GROUP = map(parameter, ("sampling", "max_batch_size", "group"))
+"""The parameters the messages name (errors.parameter: the command line spells them as its options)."""
 
 
 def _exact_ratio(value: float) -> Fraction:
@@ -26,20 +30,23 @@ def sampling_rate_of(dataset_size: int | None, batch_size: int | None, sampling_
     if sampling_rate is not None:
         if batch_size is not None or dataset_size is not None:
             raise InputError(
-                "give either --sampling-rate or --dataset-size with --batch-size, not both",
+                f"give either {_SAMPLING_RATE} or {_DATASET_SIZE} with {_BATCH_SIZE}, not both",
                 "the rate is B / N",
             )
         if not (math.isfinite(sampling_rate) and 0 < sampling_rate <= 1):
-            raise InputError(f"--sampling-rate: must be in (0, 1], got {sampling_rate!r}")
+            raise InputError(f"{_SAMPLING_RATE}: must be in (0, 1], got {sampling_rate!r}")
         return float(sampling_rate)
     if dataset_size is None or batch_size is None:
         raise InputError(
-            "the sampling rate is missing", "give --dataset-size N and --batch-size B, or --sampling-rate q"
+            "the sampling rate is missing",
+            f"give {_DATASET_SIZE} N and {_BATCH_SIZE} B, or {_SAMPLING_RATE} q",
         )
     if dataset_size < 1 or batch_size < 1:
-        raise InputError(f"--dataset-size and --batch-size must be >= 1, got {dataset_size} and {batch_size}")
+        raise InputError(
+            f"{_DATASET_SIZE} and {_BATCH_SIZE} must be >= 1, got {dataset_size} and {batch_size}"
+        )
     if batch_size > dataset_size:
-        raise InputError(f"--batch-size {batch_size} exceeds --dataset-size {dataset_size}")
+        raise InputError(f"{_BATCH_SIZE} {batch_size} exceeds {_DATASET_SIZE} {dataset_size}")
     return batch_size / dataset_size
 
 
@@ -58,10 +65,10 @@ def schedule(
     """
     q = sampling_rate_of(dataset_size, batch_size, sampling_rate)
     if (epochs is None) == (steps is None):
-        raise InputError("give exactly one of --epochs and --steps", "T = ceil(epochs N / B) steps")
+        raise InputError(f"give exactly one of {_EPOCHS} and {_STEPS}", "T = ceil(epochs N / B) steps")
     if steps is None:
         if not (math.isfinite(epochs) and epochs > 0):
-            raise InputError(f"--epochs: must be a positive finite number, got {epochs!r}")
+            raise InputError(f"{_EPOCHS}: must be a positive finite number, got {epochs!r}")
         ratio = Fraction(batch_size, dataset_size) if sampling_rate is None else _exact_ratio(q)
         if Sampling(sampling).facts.epochs_of_batches:
             ratio = Fraction(1, events.batches_per_epoch(q))
@@ -80,7 +87,7 @@ def repeated(run: Run, runs: int) -> Run:
         batches = events.batches_per_epoch(run.sampling_rate)
         if run.steps % batches:
             raise InputError(
-                f"--runs with --sampling {run.sampling} needs whole epochs of {batches} steps each, got "
+                f"{_RUNS} with {_SAMPLING} {run.sampling} needs whole epochs of {batches} steps each, got "
                 f"{run.steps}",
                 "each run's partial epoch is a fresh one",
             )
@@ -88,24 +95,16 @@ def repeated(run: Run, runs: int) -> Run:
 
 
 def check_run(run: Run) -> None:
-    """InputError unless sigma > 0 and the sensitivity are finite, 0 < q <= 1, 1 <= T <= MAX_STEPS and the
-    scheme has what it requires."""
-    if not (math.isfinite(run.noise_multiplier) and run.noise_multiplier > 0):
-        raise InputError(
-            f"--noise-multiplier: must be a positive finite number, got {run.noise_multiplier!r}"
-        )
-    if run.sensitivity is not None and not (math.isfinite(run.sensitivity) and run.sensitivity > 0):
-        raise InputError(f"--sensitivity: must be a positive finite number, got {run.sensitivity!r}")
-    if not 0 < run.sampling_rate <= 1:
-        raise InputError(f"the sampling rate must be in (0, 1], got {run.sampling_rate!r}")
+    """InputError unless 1 <= T <= MAX_STEPS and the scheme has what it requires (events.Run checks its
+    other numbers itself); ComputationError for a group the scheme has no analysis of."""
     if not 1 <= run.steps <= MAX_STEPS:
         raise InputError(f"steps must be in [1, {MAX_STEPS:.0e}], got {run.steps}")
-    required = dict(run.sampling.facts.requires)
-    for field, option in required.items():
+    required = run.sampling.facts.requires
+    for field in required:
         if getattr(run, field) is None:
-            raise InputError(f"--sampling {run.sampling} needs {option}")
+            raise InputError(f"{_SAMPLING} {run.sampling} needs {parameter(field)}")
     if run.max_batch_size is not None and "max_batch_size" not in required:
-        raise InputError("--max-batch-size caps the batches of --sampling truncated-poisson", "drop it")
+        raise InputError(f"{_MAX_BATCH_SIZE} caps the batches of {_SAMPLING} truncated-poisson", "drop it")
     _check_group(run)
 
 
@@ -116,7 +115,8 @@ def _check_group(run: Run) -> None:
     sampled = run.sampling_rate < 1.0 or not run.sampling.per_step
     if run.group > 1 and run.sampling is not Sampling.POISSON and sampled:
         raise ComputationError(
-            f"--group with --sampling {run.sampling}: no rigorous group bound for these batches here",
-            "use --sampling poisson (each record sampled on its own); for fixed-size batches GDP paper Thm 3 "
-            "holds for the whole run, 1 - (1 - f)^{o K} with f its trade-off function, but is not computed",
+            f"{_GROUP} with {_SAMPLING} {run.sampling}: no rigorous group bound for these batches here",
+            f"use {_SAMPLING} poisson (each record sampled on its own); for fixed-size batches GDP paper "
+            "Thm 3 holds for the whole run, 1 - (1 - f)^{o K} with f its trade-off function, but is not "
+            "computed",
         )

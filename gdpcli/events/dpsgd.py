@@ -12,9 +12,10 @@ steps (`Run.spec`, a `Repeated`); under a scheme that draws the batches of the w
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events.gaussian import Gaussian
 from gdpcli.events.group import group_step
 from gdpcli.events.repeated import Repeated
@@ -40,6 +41,20 @@ class Run:
     group: int = 1
 
     def __post_init__(self) -> None:
+        """InputError, naming the parameter, unless sigma and the sensitivity are positive and finite,
+        0 < q <= 1 and the sampling is a batch scheme's word (the steps are the accountant's to check: a
+        budget may be 0 steps)."""
+        if not (math.isfinite(self.noise_multiplier) and self.noise_multiplier > 0):
+            raise InputError(
+                f"{parameter('noise_multiplier')}: must be a positive finite number, got "
+                f"{self.noise_multiplier!r}"
+            )
+        if self.sensitivity is not None and not (math.isfinite(self.sensitivity) and self.sensitivity > 0):
+            raise InputError(
+                f"{parameter('sensitivity')}: must be a positive finite number, got {self.sensitivity!r}"
+            )
+        if not 0 < self.sampling_rate <= 1:
+            raise InputError(f"the sampling rate must be in (0, 1], got {self.sampling_rate!r}")
         words = [scheme.value for scheme in Sampling]
         if self.sampling not in words:
             raise InputError(f"unknown sampling {self.sampling!r}", "allowed: " + ", ".join(words))

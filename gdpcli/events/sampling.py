@@ -74,14 +74,14 @@ class Scheme:
     per_step: each step's sample is drawn on its own (a run is a composition of `Sampled` steps).
     epochs_of_batches: an epoch is b = ceil(N / B) steps (each example used once an epoch), not 1 / q steps
         in expectation.
-    requires: the run's parameters the scheme needs besides the rate, each with its command-line option.
+    requires: the run's parameters the scheme needs besides the rate.
     """
 
     relation: Neighbouring
     help: str
     per_step: bool = False
     epochs_of_batches: bool = False
-    requires: tuple[tuple[str, str], ...] = ()
+    requires: tuple[str, ...] = ()
 
 
 SCHEMES: dict[Sampling, Scheme] = {
@@ -105,7 +105,7 @@ SCHEMES: dict[Sampling, Scheme] = {
         Neighbouring.ADD_REMOVE,  # the dataset that holds the example has N examples
         "Poisson batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper "
         "and lower bounds, Chua et al. 2025, arXiv:2508.15089",
-        requires=(("dataset_size", "--dataset-size"), ("max_batch_size", "--max-batch-size")),
+        requires=("dataset_size", "max_batch_size"),
     ),
 }
 """Every batch scheme's entry, in the order --sampling lists them."""
