@@ -146,19 +146,8 @@ def test_errors_name_the_parameter_and_the_command_line_its_option(gdpcli) -> No
     assert str(raised.value) == "noise_multiplier: must be a positive finite number, got 0.0"
     with pytest.raises(InputError, match=r"^sampling truncated-poisson needs dataset_size$"):
         account.epsilon(events.dpsgd(1.0, 0.01, 10, "truncated-poisson"), 1e-5)
-    outcome = gdpcli(
-        "sgd",
-        "--sampling-rate",
-        "0.01",
-        "--noise-multiplier",
-        "1",
-        "--steps",
-        "10",
-        "--delta",
-        "1e-5",
-        "--sampling",
-        "truncated-poisson",
-    )
+    run = "sgd --sampling-rate 0.01 --noise-multiplier 1 --steps 10 --delta 1e-5 --sampling truncated-poisson"
+    outcome = gdpcli(*run.split())
     assert (outcome.code, outcome.stderr) == (
         2,
         "gdpcli: error: --sampling truncated-poisson needs --dataset-size\n",
