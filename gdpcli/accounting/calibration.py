@@ -13,8 +13,8 @@ import numpy as np
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.figures import Figures
 from gdpcli.core import calibrate, gdp, partial_order
-from gdpcli.errors import ComputationError
-from gdpcli.events import Run
+from gdpcli.errors import ComputationError, InputError, parameter
+from gdpcli.events import Run, Sampling
 from gdpcli.guarantees import Guarantee, Side, bound
 
 NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -197,7 +197,13 @@ def sgd_closed_form_rows(
     """calibrate sgd --closed-form: the hundred-rounds closed forms' noise multipliers for the run
     (hundred_rounds_noise at its steps, step sensitivity and sampling rate), each with the epsilon gdpcli
     certifies at that noise (dpsgd.certified, what `gdpcli sgd --method` reports) and that figure's label.
-    valid: the closed form provably meets the target (eq. 23 and 28 at sampling rate 1)."""
+    valid: the closed form provably meets the target (eq. 23 and 28 at sampling rate 1). InputError for
+    batches that are neither the full data nor Poisson-sampled, which the closed forms do not take."""
+    if run.sampling_rate < 1.0 and run.sampling is not Sampling.POISSON:
+        raise InputError(
+            f"{parameter('closed_form')} with {parameter('sampling')} {run.sampling} is not supported",
+            "the closed forms take the full batch (sampling rate 1) or Poisson batches",
+        )
     noises = hundred_rounds_noise(epsilon, delta, run.steps, run.step_sensitivity, run.sampling_rate)
     rows = []
     for rule, noise in noises.items():

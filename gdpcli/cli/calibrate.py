@@ -17,7 +17,6 @@ from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
     from gdpcli.accounting.dpsgd import Method
-    from gdpcli.events import Run
 
 app = typer.Typer(
     help="The least noise that meets a privacy target (Gaussian, Laplace, DP-SGD, trade-off families), and "
@@ -485,7 +484,6 @@ def sgd(
     figure = "mu" if mus else "epsilon"
     notes = [f"fed back to `gdpcli sgd --method {method}`, noise_multiplier gives {figure} <= the target"]
     if closed_form:
-        _closed_form_scheme(run)
         rows += [
             row | context
             for e, d in pairs
@@ -505,15 +503,6 @@ def sgd(
         "calibrate sgd", inputs, rows, "gdpcli calibrate sgd", notes, ("noise_multiplier",)
     )
     output.emit(result, fmt)
-
-
-def _closed_form_scheme(run: Run) -> None:
-    """The closed forms are for T Gaussian steps on the full data or Poisson-sampled (add/remove) ones."""
-    if run.sampling_rate < 1.0 and run.sampling != "poisson":
-        raise InputError(
-            f"--closed-form with --sampling {run.sampling} is not supported",
-            "the closed forms take the full batch (sampling rate 1) or Poisson batches",
-        )
 
 
 def _schedule(

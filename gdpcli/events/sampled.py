@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events.mechanism import Mechanism, RdpCurve
@@ -163,4 +163,48 @@ class Sampled:
         )
 
 
-Step = Mechanism | Sampled
+class Step(Protocol):
+    """What one step of a composition is, and what the accountants ask of it: a `Mechanism`, a `Sampled`
+    mechanism or a group's step (events.group.PoissonGroupGaussian). The closed-form facts are None (0 for
+    delta_part) where the step has none; a representation the step has not raises ComputationError with a
+    hint."""
+
+    gdp_mu: float | None
+    """mu when the step is exactly mu-GDP."""
+    eps_delta: tuple[float, float] | None
+    """(eps, delta) when the step is the (eps, delta)-DP guarantee itself."""
+    pure_epsilon: float | None
+    """eps when the step is pure eps-DP."""
+    delta_part: float
+    """delta0 when the step factors as (the rest) (x) f_{0,delta0} (GDP paper eq. 10-11)."""
+    has_tradeoff: bool
+    rdp_points: tuple[tuple[float, ...], tuple[float, ...]] | None
+    profile_is_exact: bool
+    sampling_rate: float | None
+    """None for a step on the whole data."""
+    scheme: Sampling | None
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The mechanism behind the step, without its sampling."""
+
+    def describe(self) -> str:
+        """The step in the spec language."""
+
+    def dominating_pair(self) -> DominatingPair:
+        """The pair the PLD engine composes (both directions where they differ)."""
+
+    def lower_pair(self) -> DominatingPair | None:
+        """A pair the step dominates, for the PLD's lower bounds; None when none is known."""
+
+    def clt_functionals(self) -> Functionals:
+        """kl, kappa2, kappa3 of its trade-off function (GDP paper Sec. 3.2)."""
+
+    def rdp_curve(self) -> RdpCurve:
+        """order -> its Renyi divergence."""
+
+    def edgeworth_pair(self) -> tuple[LossPair, bool]:
+        """The privacy-loss pair of the Edgeworth accountant, and whether it is symmetric."""
+
+    def without_delta_part(self) -> Step | None:
+        """The step without its delta part (delta_part)."""
