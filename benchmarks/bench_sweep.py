@@ -47,8 +47,6 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TypeVar
 
-from bench_tiny_deltas import PRV  # prv-accountant at eps_error 1e-3, delta_error delta / 1000
-
 Timed = TypeVar("Timed", "Run", "Deltas")  # a process's figures with its wall seconds
 Other = TypeVar("Other", "Run", "Deltas")
 
@@ -77,6 +75,23 @@ for pessimistic in (False, True):
     values.append(pld.self_compose(steps).get_epsilon_for_delta(delta))
 print(json.dumps(values))
 """
+
+PRV = """
+import json, sys
+from prv_accountant import PRVAccountant
+from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
+rate, sigma, steps, delta, eps_error = json.loads(sys.argv[1])
+mechanism = PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=rate)
+try:
+    accountant = PRVAccountant(
+        [mechanism], max_self_compositions=[steps], eps_error=eps_error, delta_error=delta / 1e3
+    )
+    low, _, high = accountant.compute_epsilon(delta=delta, num_self_compositions=[steps])
+    print(json.dumps([low, high]))
+except ValueError as error:
+    print(json.dumps(str(error).split(".")[0]))
+"""
+PRV_EPS_ERRORS = (1e-3, 1e-2, 1e-1)  # the next is tried where prv-accountant runs out of memory
 
 DP_ACCOUNTING_DELTAS = """
 import json, sys
@@ -269,23 +284,33 @@ def dp_accounting_deltas(rate: float, sigma: float, steps: int, deltas: tuple[fl
 
 
 def prv_bracket(rate: float, sigma: float, steps: int, delta: float) -> str:
-    """prv-accountant's [lower, upper] (eps_error 1e-3, delta_error delta / 1000), or why it has none."""
-    command = [sys.executable, "-c", PRV, json.dumps([rate, sigma, steps, delta])]
-    stdout, stderr, code, seconds, _ = _timed(command, cap=CAP_BYTES)
-    if code:
-        return f"prv-accountant: {_exception(stderr) or f'exit {code}'} ({seconds:.0f} s)"
-    found = json.loads(stdout)
-    if isinstance(found, str):
-        return f"prv-accountant: {found} ({seconds:.0f} s)"
-    return f"prv-accountant [{found[0]:.6g}, {found[1]:.6g}] ({seconds:.0f} s)"
+    """prv-accountant's [lower, upper] (delta_error delta / 1000) at eps_error 1e-3, or at the first of
+    PRV_EPS_ERRORS whose grid fits in memory (saying so), or why it has none."""
+    tried = []
+    for eps_error in PRV_EPS_ERRORS:
+        command = [sys.executable, "-c", PRV, json.dumps([rate, sigma, steps, delta, eps_error])]
+        stdout, stderr, code, seconds, _ = _timed(command, cap=CAP_BYTES)
+        found = json.loads(stdout) if not code else _exception(stderr) or f"exit {code}"
+        if isinstance(found, list):
+            bracket = (
+                f"prv-accountant [{found[0]:.6g}, {found[1]:.6g}] (eps_error {eps_error:g}, {seconds:.0f} s)"
+            )
+            return "; ".join([bracket, *tried])
+        tried.append(f"eps_error {eps_error:g}: {found} ({seconds:.0f} s)")
+        if "MemoryError" not in found:
+            break
+    return "prv-accountant: " + "; ".join(tried)
 
 
 def _exception(stderr: str) -> str:
-    """The last exception a Python child printed (`MemoryError: Unable to allocate ...`), else its stderr's
-    end; an out-of-memory error says the address-space cap it met."""
+    """The last exception a Python child printed, else its stderr's end; a MemoryError as `MemoryError
+    under the 8 GB cap` and the size of the array it could not allocate, if it says."""
     found = re.findall(r"\w+(?:Error|Exception): [^/]*", stderr)
     last = found[-1].strip() if found else stderr.strip()[-80:]
-    return f"{last} (under the {CAP_BYTES / 2**30:g} GB cap)" if "MemoryError" in last else last
+    if "MemoryError" not in last:
+        return last
+    size = re.search(r"allocate ([\d.]+ \w+)", last)
+    return f"MemoryError under the {CAP_BYTES / 2**30:g} GB cap" + (f" ({size[1]} array)" if size else "")
 
 
 def range_verdict(answer: Answer, pessimistic: float | None) -> str:
