@@ -19,19 +19,19 @@ class ExitCode(IntEnum):
     BUDGET = 3  # a budget check (--max-epsilon, --max-delta) failed
 
 
-_MARK = "\x1f"
+MARK = "\x1f"
 """Around a parameter's name in a message (the unit separator: never typed, never printed)."""
 
 
 def parameter(name: str) -> str:
     """A parameter named in a message raised below the command line: a library caller reads its name
     (noise_multiplier), the command line the option that sets it (--noise-multiplier; GdpcliError.render)."""
-    return f"{_MARK}{name}{_MARK}"
+    return f"{MARK}{name}{MARK}"
 
 
-def _spelled(text: str, spell: Callable[[str], str]) -> str:
-    """The text with each marked parameter name spelled by `spell`."""
-    parts = text.split(_MARK)
+def spelled(text: str, spell: Callable[[str], str] = str) -> str:
+    """The text with each marked parameter name spelled by `spell` (by default: as its name)."""
+    parts = text.split(MARK)
     return "".join(spell(part) if index % 2 else part for index, part in enumerate(parts))
 
 
@@ -47,12 +47,16 @@ class GdpcliError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return self.render(str)
+        return spelled(self.text)
+
+    @property
+    def text(self) -> str:
+        """The message and hint with their parameters still marked: what a note quoting the error holds."""
+        return f"{self.message} ({self.hint})" if self.hint else self.message
 
     def render(self, spell: Callable[[str], str]) -> str:
         """The message and hint, each parameter's name spelled by `spell` (the command line: its option)."""
-        text = f"{self.message} ({self.hint})" if self.hint else self.message
-        return _spelled(text, spell)
+        return spelled(self.text, spell)
 
 
 class InputError(GdpcliError):

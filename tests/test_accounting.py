@@ -20,7 +20,7 @@ def _answer(values: list[float], side: Side, deltas: tuple[float, ...] = (1e-5, 
 def test_budget_uses_the_smallest_upper_bound_per_query() -> None:
     answers = [_answer([2.0, 3.0], Side.PESSIMISTIC), _answer([2.5, 2.9], Side.PESSIMISTIC)]
     check_budget(answers, max_epsilon=2.9)  # 2.0 at 1e-5, 2.9 at 1e-6
-    with pytest.raises(BudgetExceeded, match=r"epsilon 2\.9 exceeds --max-epsilon 2\.8"):
+    with pytest.raises(BudgetExceeded, match=r"epsilon 2\.9 exceeds max_epsilon 2\.8"):
         check_budget(answers, max_epsilon=2.8)
 
 

@@ -22,7 +22,7 @@ from gdpcli.accounting.figures import (
 )
 from gdpcli.core import gdp
 from gdpcli.defaults import EPSILON_SCALE, STEP_SCALE
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 from gdpcli.events import Mechanism, Repeated
 from gdpcli.guarantees import Side, by_side
 
@@ -282,7 +282,7 @@ class NumericalPLD:
         rule = _RULES[name].format(accuracy=self.accuracy, scale=EPSILON_SCALE, step_scale=STEP_SCALE)
         if bounds.carried > 0.0:
             note = (
-                f"pld: the {name} bounds are up to {bounds.carried:.2g} wider than --accuracy "
+                f"pld: the {name} bounds are up to {bounds.carried:.2g} wider than {parameter('accuracy')} "
                 f"{self.accuracy:g} asks ({rule}): that is the FFT round-off they carry, which no finer grid "
                 "removes; they are rigorous"
             )
@@ -292,9 +292,11 @@ class NumericalPLD:
             width = _width(upper, lower, relative) or "no finite width"
             note = (
                 f"pld: the {name} bounds stopped at the work/size budget with {width} "
-                f"(--accuracy {self.accuracy:g} asks {rule} and allows {work_budget(self.accuracy):.2g} "
+                f"({parameter('accuracy')} {self.accuracy:g} asks {rule} and allows "
+                f"{work_budget(self.accuracy):.2g} "
                 "units of grid work, FFT lengths n log2 n and profile evaluations: counted, not timed, so a "
-                "busy machine stops at the same grid as an idle one; a smaller --accuracy allows more, up to "
+                f"busy machine stops at the same grid as an idle one; a smaller {parameter('accuracy')} "
+                "allows more, up to "
                 f"{MAX_WORK:.2g}); they are rigorous, only wider"
             )
         return note
@@ -624,7 +626,9 @@ class BerryEsseenBand(CentralLimit):
         return [Figures(np.asarray(values), self.side, self.method, "beta")]
 
     def mu(self) -> list[Figures]:
-        raise ComputationError("the Berry-Esseen band is not a GDP guarantee", "use --method clt for its mu")
+        raise ComputationError(
+            "the Berry-Esseen band is not a GDP guarantee", f"use {parameter('method')} clt for its mu"
+        )
 
 
 class Detailed:
@@ -752,7 +756,7 @@ class RenyiAccountant:
         names = [n for n in self.conversions if n in rdp.DELTA_METHODS]
         if not names:
             raise ComputationError(
-                "the lemma1/lemma2 conversions give epsilon only", "use --conversion optimal"
+                "the lemma1/lemma2 conversions give epsilon only", f"use {parameter('conversion')} optimal"
             )
         return [self._convert(epsilons, name, "delta") for name in names]
 
@@ -834,7 +838,7 @@ class TextbookComposition:
         if any(pair is None for pair, _ in pairs):
             raise ComputationError(
                 f"the {rule} composition theorem takes (eps, delta)-DP mechanisms",
-                "give dp:eps=...,delta=... or rr: specs, or use --method pld",
+                f"give dp:eps=...,delta=... or rr: specs, or use {parameter('method')} pld",
             )
         self.method = rule
         self.delta_sum = float(sum(k * d for (_, d), k in pairs))

@@ -275,9 +275,11 @@ def sgd_mu_row(mu: float, run: Run, method: str, tolerance: float) -> dict:
     if method != "clt":
         needed = run.step_sensitivity / mu
         raise ComputationError(
-            f"--mu with --method {method} is not supported: subsampled DP-SGD is only asymptotically GDP "
+            f"{parameter('mu')} with {parameter('method')} {method} is not supported: subsampled DP-SGD is "
+            "only asymptotically GDP "
             f"(an exact {mu:g}-GDP guarantee needs noise_multiplier >= {needed:.6g} at any sampling rate)",
-            "use --epsilon with --delta for a rigorous calibration, or --method clt for an approximation",
+            f"use {parameter('epsilon')} with {parameter('delta')} for a rigorous calibration, or "
+            f"{parameter('method')} clt for an approximation",
         )
     guess = clt_noise(mu, run)
     search = calibrate.smallest_noise(

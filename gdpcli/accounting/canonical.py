@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gdpcli.core.canonical import NoiseDistribution
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 from gdpcli.events import GDP, Repeated
 from gdpcli.guarantees import Guarantee
 
@@ -87,6 +87,7 @@ def notes(event: Repeated, noise: NoiseDistribution, sampled: bool, seeded: bool
         )
     if seeded:
         found.append(
-            "--seed makes the draws reproducible: never use a fixed seed for noise that protects data"
+            f"{parameter('seed')} makes the draws reproducible: never use a fixed seed for noise that "
+            "protects data"
         )
     return found

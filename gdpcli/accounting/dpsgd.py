@@ -48,7 +48,7 @@ from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
 from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import ComputationError, InputError, parameter
+from gdpcli.errors import ComputationError, InputError, parameter, spelled
 from gdpcli.events import Run, Sampling
 from gdpcli.guarantees import Guarantee
 from gdpcli.vocabulary import CONVERSIONS as RDP_CONVERSIONS
@@ -96,7 +96,7 @@ def unavailable(run: Run, method: str) -> str | None:
             return None
         return (
             f"{run.sampling} batches are accounted by the scheme's rigorous upper and lower bounds (use "
-            "--method auto or pld); gdpcli has no closed form, CLT or RDP analysis of them"
+            f"{_METHOD} auto or pld); gdpcli has no closed form, CLT or RDP analysis of them"
         )
     if (
         run.group > 1
@@ -105,21 +105,22 @@ def unavailable(run: Run, method: str) -> str | None:
     ):
         return (
             f"{method} has no analysis of a group of sampled records here; the group's binomial-mixture pair "
-            "is accounted by --method auto or pld (rigorous), clt scales the CLT mu by K"
+            f"is accounted by {_METHOD} auto or pld (rigorous), clt scales the CLT mu by K"
         )
     if run.sampling_rate == 1.0:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
-        return "a subsampled run has no closed form (use --method auto or pld: rigorous PLD bounds)"
+        return f"a subsampled run has no closed form (use {_METHOD} auto or pld: rigorous PLD bounds)"
     if method == "berry-esseen" and run.sampling is Sampling.POISSON:
         return (
             "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
-            "Poisson subsampling is asymmetric (use --method auto or pld)"
+            f"Poisson subsampling is asymmetric (use {_METHOD} auto or pld)"
         )
     if method == "rdp" and run.sampling is Sampling.FIXED:
         return (
             "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
-            "no RDP bound for fixed-size replace-one sampling is implemented (use --method auto or pld)"
+            f"no RDP bound for fixed-size replace-one sampling is implemented (use {_METHOD} "
+            "auto or pld)"
         )
     return None
 
@@ -145,9 +146,9 @@ def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) ->
     try:
         return accountant.epsilon(np.asarray([delta]))
     except ComputationError as error:
-        if unavailable(run, "rdp") or (error.hint and "--method rdp" in error.hint):
+        if unavailable(run, "rdp") or (error.hint and "method rdp" in spelled(error.hint)):
             raise
-        hint = f"{error.hint}; or use --method rdp, rigorous at any delta" if error.hint else None
+        hint = f"{error.hint}; or use {_METHOD} rdp, rigorous at any delta" if error.hint else None
         raise ComputationError(f"numerical accountant: {error.message}", hint) from None
 
 

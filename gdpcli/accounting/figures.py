@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from gdpcli.errors import BudgetExceeded, ComputationError
+from gdpcli.errors import BudgetExceeded, ComputationError, parameter
 from gdpcli.guarantees import Guarantee, Side, bound
 
 EXACT, PESSIMISTIC, OPTIMISTIC, APPROXIMATE = Side.EXACT, Side.PESSIMISTIC, Side.OPTIMISTIC, Side.APPROXIMATE
@@ -99,7 +99,7 @@ def ask(
             except ComputationError as error:
                 if not skip_unanswerable:
                     raise
-                note = f"skipped {accountant.method} for {QUESTIONS[given]}: {error}"
+                note = f"skipped {accountant.method} for {QUESTIONS[given]}: {error.text}"
                 empty = np.empty(0)
                 skipped = Figures(empty, APPROXIMATE, accountant.method, QUESTIONS[given], note=note)
                 answers.append(Answer(given, empty, skipped))
@@ -116,8 +116,8 @@ def check_budget(
     and approximations never count. ComputationError when a queried point has no such figure.
     """
     for limit, given, name in (
-        (max_epsilon, "delta", "--max-epsilon"),
-        (max_delta, "epsilon", "--max-delta"),
+        (max_epsilon, "delta", parameter("max_epsilon")),
+        (max_delta, "epsilon", parameter("max_delta")),
     ):
         if limit is None:
             continue

@@ -28,7 +28,7 @@ from gdpcli import accounting
 from gdpcli.accounting.accountants import Binomial, ExactGDP, ExactSingle
 from gdpcli.core import gdp, gdpt, pld
 from gdpcli.core.gdpt import GdptResult, PrivacyProfile
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 from gdpcli.events import Repeated
 from gdpcli.events.spec import parse_spec
 from gdpcli.guarantees import Guarantee, Side, bound
@@ -119,7 +119,7 @@ def from_text(text: str, refine: bool = False) -> Profiles:
         return builtin(text, refine)
     if refine:
         raise InputError(
-            "--refine applies to the built-in families family: and icea:",
+            f"{parameter('refine')} applies to the built-in families family: and icea:",
             "a mechanism's own privacy profile already satisfies every implication of Thm 3.1",
         )
     return from_spec(parse_spec(text))
@@ -430,7 +430,7 @@ def read_csv(text: str, where: str, eps_head: float | None = None) -> SampledPro
         beyond = sum(1 for row in rows if row[1] > eps_head)
         rows = [row for row in rows if row[1] <= eps_head]
         if beyond:
-            notes.append(f"--eps-head {eps_head:g}: ignored {beyond} rows with a larger epsilon")
+            notes.append(f"{parameter('eps_head')} {eps_head:g}: ignored {beyond} rows with a larger epsilon")
     used = [row for row in rows if row[3] in RIGOROUS]
     skipped = len(rows) - len(used)
     if not used:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 from gdpcli.events import Repeated
 from gdpcli.events.group import group_step
 
@@ -29,7 +29,7 @@ MAX_GROUP = 10**6
 """The largest group gdpcli accepts (the closed forms scale a parameter; the mixture pair allows less)."""
 
 
-def check_group(group_size: int, option: str = "--group") -> int:
+def check_group(group_size: int, option: str = parameter("group")) -> int:
     """K as a whole number in [1, MAX_GROUP]; InputError (exit 2) otherwise."""
     if isinstance(group_size, bool) or int(group_size) != group_size or not 1 <= group_size <= MAX_GROUP:
         raise InputError(f"{option}: {group_size!r} is out of range", f"allowed: 1 <= K <= {MAX_GROUP}")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gdpcli.accounting.figures import PESSIMISTIC, Figures
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 
 BATCHING = ("cyclic", "full")
 """--batching: cyclic (N / B disjoint batches in a fixed order) or full (every step on all the data)."""
@@ -103,32 +103,43 @@ def _positive(value: float | None, option: str, why: str = "") -> None:
 def _check_data(dataset_size: int, batch_size: int | None, batching: str, epochs: float) -> None:
     """N >= 1, B dividing N for cyclic batches, a whole number of epochs."""
     if dataset_size < 1:
-        raise InputError(f"--dataset-size: must be at least 1, got {dataset_size}")
+        raise InputError(f"{parameter('dataset_size')}: must be at least 1, got {dataset_size}")
     if batching == "cyclic":
         if batch_size is None:
-            raise InputError("--batch-size is required with --batching cyclic", "or use --batching full")
+            raise InputError(
+                f"{parameter('batch_size')} is required with {parameter('batching')} cyclic",
+                f"or use {parameter('batching')} full",
+            )
         if not 1 <= batch_size <= dataset_size or dataset_size % batch_size:
             raise InputError(
-                f"--batch-size {batch_size} does not split --dataset-size {dataset_size} into equal batches",
+                f"{parameter('batch_size')} {batch_size} does not split {parameter('dataset_size')} "
+                f"{dataset_size} into equal batches",
                 "cyclic batches are N / B disjoint batches of B: B must divide N",
             )
     elif batch_size not in (None, dataset_size):
-        raise InputError("--batch-size cannot go with --batching full", "a full batch is the whole data")
+        raise InputError(
+            f"{parameter('batch_size')} cannot go with {parameter('batching')} full",
+            "a full batch is the whole data",
+        )
     if not (math.isfinite(epochs) and float(epochs).is_integer() and 1 <= epochs <= MAX_EPOCHS):
         raise InputError(
-            f"--epochs: must be a whole number of epochs between 1 and {MAX_EPOCHS:g}, got {epochs!r}",
+            f"{parameter('epochs')}: must be a whole number of epochs between 1 and {MAX_EPOCHS:g}, got "
+            f"{epochs!r}",
             "the bound counts full passes over the data",
         )
 
 
 def _check_loss(step_size: float, smoothness: float, strong_convexity: float) -> None:
     """0 < m <= M and 0 < eta < 2 / M: one gradient step contracts (c < 1)."""
-    _positive(smoothness, "--smoothness")
-    _positive(strong_convexity, "--strong-convexity", "the last-iterate bound needs a strongly convex loss")
-    _positive(step_size, "--step-size")
+    _positive(smoothness, parameter("smoothness"))
+    _positive(
+        strong_convexity, parameter("strong_convexity"), "the last-iterate bound needs a strongly convex loss"
+    )
+    _positive(step_size, parameter("step_size"))
     if strong_convexity > smoothness:
         raise InputError(
-            f"--strong-convexity {strong_convexity:g} exceeds --smoothness {smoothness:g}",
+            f"{parameter('strong_convexity')} {strong_convexity:g} exceeds {parameter('smoothness')} "
+            f"{smoothness:g}",
             "an m-strongly convex, M-smooth loss has m <= M",
         )
     from gdpcli.core import last_iterate
@@ -136,7 +147,7 @@ def _check_loss(step_size: float, smoothness: float, strong_convexity: float) ->
     if last_iterate.contraction_gap(step_size, strong_convexity, smoothness) <= 0.0:
         limit = f"eta < 2 / M = {2 / smoothness:.10g}"
         raise InputError(
-            f"--step-size {step_size!r} is too large for the bound: it needs {limit}",
+            f"{parameter('step_size')} {step_size!r} is too large for the bound: it needs {limit}",
             "beyond it a gradient step is no contraction",
         )
 
@@ -144,12 +155,18 @@ def _check_loss(step_size: float, smoothness: float, strong_convexity: float) ->
 def _check_noise(lipschitz: float | None, sigma: float | None, noise_multiplier: float | None) -> None:
     """Exactly one of sigma (with L) and the noise multiplier, all positive."""
     if (sigma is None) == (noise_multiplier is None):
-        raise InputError("give exactly one of --sigma and --noise-multiplier", "see gdpcli noisy-gd --help")
-    _positive(sigma, "--sigma")
-    _positive(noise_multiplier, "--noise-multiplier")
-    _positive(lipschitz, "--lipschitz")
+        raise InputError(
+            f"give exactly one of {parameter('sigma')} and {parameter('noise_multiplier')}",
+            "see gdpcli noisy-gd --help",
+        )
+    _positive(sigma, parameter("sigma"))
+    _positive(noise_multiplier, parameter("noise_multiplier"))
+    _positive(lipschitz, parameter("lipschitz"))
     if sigma is not None and lipschitz is None:
-        raise InputError("--lipschitz is required with --sigma", "the gradient-norm bound (clipping norm) L")
+        raise InputError(
+            f"{parameter('lipschitz')} is required with {parameter('sigma')}",
+            "the gradient-norm bound (clipping norm) L",
+        )
 
 
 def run(

@@ -28,7 +28,7 @@ from gdpcli.accounting.accountants import (
 from gdpcli.accounting.figures import APPROXIMATE, Accountant, Figures
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import ApproxDP, Repeated
 
 
@@ -75,7 +75,7 @@ def _closed_form(specs: Sequence[Repeated], accuracy: float, conversions: Sequen
     rest, delta0 = split_uniform_delta(specs)
     inner = exact_accountant(rest) if delta0 > 0.0 and rest else None
     if inner is None:
-        raise ComputationError("no closed form for this list of mechanisms", "use --method pld")
+        raise ComputationError("no closed form for this list of mechanisms", f"use {parameter('method')} pld")
     return WithUniformDelta(inner, delta0)
 
 
@@ -167,7 +167,7 @@ def select(
     if method != "all" and isinstance(entries[0][1], ComputationError):
         raise entries[0][1]
     accountants = [found for _, found in entries if not isinstance(found, ComputationError)]
-    skipped = [f"{name}: {found}" for name, found in entries if isinstance(found, ComputationError)]
+    skipped = [f"{name}: {found.text}" for name, found in entries if isinstance(found, ComputationError)]
     return detailed(accountants, verbose), skipped
 
 
@@ -189,7 +189,8 @@ def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:
             )
     raise ComputationError(
         "the composition is not exactly GDP, so no exact mu exists",
-        "use --method clt for the CLT approximation, or --delta/--epsilon for rigorous figures",
+        f"use {parameter('method')} clt for the CLT approximation, or "
+        f"{parameter('delta')}/{parameter('epsilon')} for rigorous figures",
     )
 
 
@@ -213,7 +214,7 @@ def group_accountant(spec: Repeated, group_size: int) -> Accountant:
         return ExactSingle(grouped)
     if group_size > _GROUP_LIMIT:
         raise InputError(
-            f"--group {group_size} is above {_GROUP_LIMIT:,} for {spec.mechanism.describe()}",
+            f"{parameter('group')} {group_size} is above {_GROUP_LIMIT:,} for {spec.mechanism.describe()}",
             "the general group bound iterates the trade-off function k times; use a smaller group",
         )
     return GroupTradeoff(spec.mechanism, group_size)
@@ -249,7 +250,9 @@ def mu_figures(specs: Sequence[Repeated], method: str, verbose: bool = False) ->
         if figures:
             return figures
         return mu_accountant(specs).mu()
-    raise ComputationError(f"--to mu is not a {method} figure", "use --method exact, clt or all")
+    raise ComputationError(
+        f"{parameter('to')} mu is not a {method} figure", f"use {parameter('method')} exact, clt or all"
+    )
 
 
 def _scaled(specs: Sequence[Repeated], repetitions: int) -> list[Repeated]:
@@ -298,7 +301,8 @@ def step_budgets(
                 steps = largest_integer_where(lambda n, f=epsilon_at: f(n) <= target, limit=_REPETITIONS)
             except SearchLimitReached:
                 raise InputError(
-                    f"--target-epsilon {target:g} allows more than {_REPETITIONS:,} repetitions, the most "
+                    f"{parameter('target_epsilon')} {target:g} allows more than {_REPETITIONS:,} "
+                    "repetitions, the most "
                     "gdpcli searches",
                     "give a smaller target",
                 ) from None

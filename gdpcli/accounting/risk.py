@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import Accountant, Figures
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -160,7 +160,8 @@ def gaussian_mu(max_tpr: float | None, at_fpr: float | None, max_advantage: floa
     assert max_tpr is not None and at_fpr is not None  # check_target's
     if max_tpr <= at_fpr:
         raise InputError(
-            f"--max-tpr {max_tpr:g} is at most --at-fpr {at_fpr:g}: guessing already has TPR = FPR",
+            f"{parameter('max_tpr')} {max_tpr:g} is at most {parameter('at_fpr')} {at_fpr:g}: guessing "
+            "already has TPR = FPR",
             "no noise gets below it",
         )
     return float(Phi_inv(max_tpr) + Phi_inv(1.0 - at_fpr))
@@ -169,9 +170,19 @@ def gaussian_mu(max_tpr: float | None, at_fpr: float | None, max_advantage: floa
 def check_target(max_tpr: float | None, at_fpr: float | None, max_advantage: float | None) -> None:
     """InputError unless the target is --max-tpr with --at-fpr, or --max-advantage, each in (0, 1)."""
     if (max_tpr is None) != (at_fpr is None):
-        raise InputError("--max-tpr and --at-fpr go together", "e.g. --max-tpr 0.05 --at-fpr 0.01")
+        raise InputError(
+            f"{parameter('max_tpr')} and {parameter('at_fpr')} go together",
+            f"e.g. {parameter('max_tpr')} 0.05 {parameter('at_fpr')} 0.01",
+        )
     if (max_tpr is None) == (max_advantage is None):
-        raise InputError("give --max-tpr with --at-fpr, or --max-advantage", "one risk target")
-    for option, value in (("--max-tpr", max_tpr), ("--at-fpr", at_fpr), ("--max-advantage", max_advantage)):
+        raise InputError(
+            f"give {parameter('max_tpr')} with {parameter('at_fpr')}, or {parameter('max_advantage')}",
+            "one risk target",
+        )
+    for option, value in (
+        (parameter("max_tpr"), max_tpr),
+        (parameter("at_fpr"), at_fpr),
+        (parameter("max_advantage"), max_advantage),
+    ):
         if value is not None:
             check_probabilities([value], option)

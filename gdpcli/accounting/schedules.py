@@ -27,7 +27,7 @@ from gdpcli.accounting import dpsgd
 from gdpcli.accounting.dpsgd import Method
 from gdpcli.accounting.figures import Figures, smallest
 from gdpcli.accounting.run import MAX_STEPS, check_run, schedule
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Run, Sampling
 
 COLUMNS = ("steps", "epochs", "batch_size", "sampling_rate", "noise_multiplier", "sampling", "sensitivity")
@@ -51,13 +51,15 @@ def read(text: str, dataset_size: int | None = None) -> Schedule:
     InputError naming the row (1 = the first phase) and column of anything wrong."""
     text = text.strip()
     if not text:
-        raise InputError("--schedule: the schedule is empty", "give a CSV header row and one row per phase")
+        raise InputError(
+            f"{parameter('schedule')}: the schedule is empty", "give a CSV header row and one row per phase"
+        )
     if text[0] in "[{":
         phases = _from_json(text, dataset_size)
     else:
         phases = tuple(_phase(row, index, dataset_size) for index, row in _csv_rows(text))
     if not phases:
-        raise InputError("--schedule: the schedule has no phases")
+        raise InputError(f"{parameter('schedule')}: the schedule has no phases")
     return phases
 
 
@@ -65,10 +67,12 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text))
     unknown = [name for name in reader.fieldnames or () if name.strip() not in COLUMNS]
     if unknown:
-        raise InputError(f"--schedule: unknown column {unknown[0]!r}", "columns: " + ", ".join(COLUMNS))
+        raise InputError(
+            f"{parameter('schedule')}: unknown column {unknown[0]!r}", "columns: " + ", ".join(COLUMNS)
+        )
     for index, row in enumerate(reader, start=1):
         if None in row:
-            raise InputError(f"--schedule row {index}: more cells than columns")
+            raise InputError(f"{parameter('schedule')} row {index}: more cells than columns")
         yield index, {key.strip(): value.strip() for key, value in row.items() if value and value.strip()}
 
 
@@ -76,7 +80,9 @@ def _from_json(text: str, dataset_size: int | None) -> Schedule:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f"--schedule: not valid JSON ({error.msg} at line {error.lineno})") from None
+        raise InputError(
+            f"{parameter('schedule')}: not valid JSON ({error.msg} at line {error.lineno})"
+        ) from None
     items = data if isinstance(data, list) else [data]
     if items and all(isinstance(item, dict) and "class_name" in item for item in items):
         return tuple(phase for item in items for phase in _from_event(item))
@@ -86,12 +92,14 @@ def _from_json(text: str, dataset_size: int | None) -> Schedule:
             item = dict(zip(("noise_multiplier", "sampling_rate", "steps"), item, strict=True))
         if not isinstance(item, dict):
             raise InputError(
-                f"--schedule row {index}: a phase is an object of {', '.join(COLUMNS)} "
+                f"{parameter('schedule')} row {index}: a phase is an object of {', '.join(COLUMNS)} "
                 "or an Opacus history entry [noise_multiplier, sample_rate, steps]"
             )
         unknown = [key for key in item if key not in COLUMNS]
         if unknown:
-            raise InputError(f"--schedule row {index}: unknown column {unknown[0]!r}", ", ".join(COLUMNS))
+            raise InputError(
+                f"{parameter('schedule')} row {index}: unknown column {unknown[0]!r}", ", ".join(COLUMNS)
+            )
         phases.append(_phase({k: str(v) for k, v in item.items() if v is not None}, index, dataset_size))
     return tuple(phases)
 
@@ -106,26 +114,32 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
         try:
             value = float(text)
         except ValueError:
-            raise InputError(f"--schedule row {index}, column {column}: {text!r} is not a number") from None
+            raise InputError(
+                f"{parameter('schedule')} row {index}, column {column}: {text!r} is not a number"
+            ) from None
         if not (math.isfinite(value) and value > 0) or (whole and not value.is_integer()):
             kind = "a whole number >= 1" if whole else "a positive finite number"
-            raise InputError(f"--schedule row {index}, column {column}: must be {kind}, got {text}")
+            raise InputError(
+                f"{parameter('schedule')} row {index}, column {column}: must be {kind}, got {text}"
+            )
         return value
 
     def one_of(first: str, second: str) -> str:
         given = [column for column in (first, second) if column in cells]
         if len(given) != 1:
-            raise InputError(f"--schedule row {index}: give exactly one of the columns {first} and {second}")
+            raise InputError(
+                f"{parameter('schedule')} row {index}: give exactly one of the columns {first} and {second}"
+            )
         return given[0]
 
     sampling = cells.get("sampling", "poisson")
     if sampling not in PHASE_SAMPLING:
         raise InputError(
-            f"--schedule row {index}, column sampling: unknown scheme {sampling!r}",
+            f"{parameter('schedule')} row {index}, column sampling: unknown scheme {sampling!r}",
             "a phase is poisson or fixed",
         )
     if "noise_multiplier" not in cells:
-        raise InputError(f"--schedule row {index}: the column noise_multiplier is missing")
+        raise InputError(f"{parameter('schedule')} row {index}: the column noise_multiplier is missing")
     noise = number("noise_multiplier")
     assert noise is not None  # present, checked above
     one_of("batch_size", "sampling_rate")
@@ -133,10 +147,16 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
     batch_size, rate = number("batch_size", whole=True), number("sampling_rate")
     steps, epochs = number("steps", whole=True), number("epochs")
     if rate is not None and rate > 1:
-        raise InputError(f"--schedule row {index}, column sampling_rate: must be in (0, 1], got {rate:g}")
+        raise InputError(
+            f"{parameter('schedule')} row {index}, column sampling_rate: must be in (0, 1], got {rate:g}"
+        )
     if batch_size is not None and (dataset_size is None or batch_size > dataset_size):
-        need = "needs --dataset-size" if dataset_size is None else f"exceeds --dataset-size {dataset_size}"
-        raise InputError(f"--schedule row {index}, column batch_size: {need}")
+        need = (
+            f"needs {parameter('dataset_size')}"
+            if dataset_size is None
+            else f"exceeds {parameter('dataset_size')} {dataset_size}"
+        )
+        raise InputError(f"{parameter('schedule')} row {index}, column batch_size: {need}")
     try:
         q, total, _ = schedule(
             dataset_size if batch_size is not None else None,
@@ -147,7 +167,9 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
             sampling,
         )
     except InputError as error:
-        raise InputError(f"--schedule row {index}, column {length_column}: {error.message}") from None
+        raise InputError(
+            f"{parameter('schedule')} row {index}, column {length_column}: {error.message}"
+        ) from None
     return Run(q, total, noise, sampling, number("sensitivity"))
 
 
@@ -159,7 +181,7 @@ def _from_event(event: dict[str, Any]) -> list[Run]:
     try:
         found = dp_events.read(event)
     except InputError as error:
-        raise InputError(f"--schedule: {error.message}", error.hint) from None
+        raise InputError(f"{parameter('schedule')}: {error.message}", error.hint) from None
     replace_one = dp_events.relation_of(found) is events.Neighbouring.REPLACE_ONE
     whole = events.Sampling.FIXED if replace_one else events.Sampling.POISSON
     phases = []
@@ -167,7 +189,7 @@ def _from_event(event: dict[str, Any]) -> list[Run]:
         gaussian, scheme = item.mechanism, item.step.scheme or whole
         if not isinstance(gaussian, events.Gaussian):
             raise InputError(
-                f"--schedule: {item.describe()} is not a DP-SGD phase",
+                f"{parameter('schedule')}: {item.describe()} is not a DP-SGD phase",
                 "a phase is a Gaussian event, Poisson-sampled, sampled without replacement or alone",
             )
         own = None if gaussian.sens == scheme.neighbouring.sensitivity else gaussian.sens
@@ -229,7 +251,7 @@ def certified(phases: Schedule, delta: float, method: Method) -> Figures:
         return smallest(figures(phases, delta, method))
     except ComputationError:
         raise ComputationError(
-            f"--method {method.name} gives no upper bound on epsilon for this schedule"
+            f"{parameter('method')} {method.name} gives no upper bound on epsilon for this schedule"
         ) from None
 
 

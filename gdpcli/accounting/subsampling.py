@@ -12,7 +12,7 @@ import numpy as np
 
 from gdpcli.accounting.accountants import ApproximateGDP, ExactSingle, NumericalPLD, detailed
 from gdpcli.accounting.figures import EXACT, OPTIMISTIC, PESSIMISTIC, Accountant, Figures
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 from gdpcli.events import ApproxDP, Mechanism, Repeated, Sampled, Sampling
 
 if TYPE_CHECKING:
@@ -183,7 +183,9 @@ class SubsamplingLimit(ApproximateGDP):
         fixed = scheme is Sampling.FIXED
         mu = float(clt.subsampling_limit_mu(sampling_rate, steps, chi_square, fixed=fixed))
         if not math.isfinite(mu):
-            raise ComputationError(f"{mechanism.describe()}: the Theorem 11 mu overflows", "use --method pld")
+            raise ComputationError(
+                f"{mechanism.describe()}: the Theorem 11 mu overflows", f"use {parameter('method')} pld"
+            )
         super().__init__(mu)
         name = "chi2_plus" if fixed else "chi2"
         self.details = {"nu": sampling_rate * math.sqrt(steps), name: float(getattr(chi_square, name))}
@@ -253,7 +255,7 @@ def subsampling_accountants(
         except ComputationError as error:
             if method == "clt":
                 raise
-            notes.append(f"skipped clt: {error}")
+            notes.append(f"skipped clt: {error.text}")
     return detailed(accountants, verbose), notes
 
 

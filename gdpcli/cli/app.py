@@ -130,12 +130,6 @@ def _traceback(debug: bool) -> None:
         traceback.print_exc(file=sys.stderr)
 
 
-def option_of(parameter: str) -> str:
-    """The option that sets a parameter named in an error raised below the command line:
-    noise_multiplier -> --noise-multiplier."""
-    return "--" + parameter.replace("_", "-")
-
-
 def _fail(message: str, code: int) -> int:
     if sys.stderr is not None:  # with stderr closed (2>&-) the exit code is all there is
         sys.stderr.write(f"gdpcli: error: {message}\n")
@@ -164,7 +158,7 @@ def run(argv: list[str] | None = None, *, freeze_startup: bool = False) -> int:
         return ExitCode.COMPUTATION
     except GdpcliError as error:
         _traceback(debug)
-        return _fail(error.render(option_of), error.exit_code)
+        return _fail(error.render(output.option_of), error.exit_code)
     except (typer.Exit, typer.Abort) as stop:
         return int(getattr(stop, "exit_code", ExitCode.COMPUTATION))
     except KeyboardInterrupt:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gdpcli import __version__, progress
-from gdpcli.errors import ComputationError, OutputClosed, OutputError
+from gdpcli.errors import MARK, ComputationError, OutputClosed, OutputError, spelled
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -130,16 +130,27 @@ def _refuse_nan(rows: list[Row]) -> None:
             )
 
 
+def option_of(parameter: str) -> str:
+    """The option that sets a parameter named in a message from below the command line (errors.parameter):
+    noise_multiplier -> --noise-multiplier."""
+    return "--" + parameter.replace("_", "-")
+
+
+def _spelled(value: object) -> object:
+    """A text that names parameters (errors.parameter) with the options that set them; anything else as is."""
+    return spelled(value, option_of) if isinstance(value, str) and MARK in value else value
+
+
 def prepare(result: Result) -> Result:
     """The result as every format renders it: Python numbers, no -0.0, no NaN, infinities explained, each
-    note once."""
-    rows = [_python(row) for row in result.rows]
+    note once, parameters named by their options."""
+    rows = [{key: _spelled(value) for key, value in _python(row).items()} for row in result.rows]
     _refuse_nan(rows)
     return replace(
         result,
         inputs=_python(result.inputs),
         rows=[_explained(row) for row in rows],
-        notes=list(dict.fromkeys(result.notes)),
+        notes=[str(_spelled(note)) for note in dict.fromkeys(result.notes)],
     )
 
 

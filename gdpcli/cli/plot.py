@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.cli.output import option_of
+from gdpcli.errors import ComputationError, InputError, spelled
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def accountant_curves(
             else:
                 figures = getattr(accountant, question)(x)
         except ComputationError as error:
-            skipped.append(f"{accountant.method}: {error.message}")
+            skipped.append(f"{accountant.method}: {spelled(error.message, option_of)}")
             continue
         mu = describe(accountant).get("mu")
         suffix = f", μ = {mu:.4g}" if mu is not None else ""

@@ -280,7 +280,7 @@ def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answe
             except ComputationError as error:
                 if len(entries) == 1:
                     raise
-                notes.append(f"skipped {found.method} at delta {delta:g}: {error}")
+                notes.append(f"skipped {found.method} at delta {delta:g}: {error.text}")
                 continue
             answers += [Answer("delta", np.array([delta]), figure) for figure in figures]
     notes += queries.notes_of(answers)

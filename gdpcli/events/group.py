@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events.gaussian import GDP
 from gdpcli.events.mechanism import Mechanism
 from gdpcli.events.sampled import Sampled, Step
@@ -78,7 +78,7 @@ class PoissonGroupGaussian:
 
     def _refuse(self, what: str) -> ComputationError:
         return ComputationError(
-            f"{self.describe()}: no {what} for a group of a subsampled step", "use --method pld"
+            f"{self.describe()}: no {what} for a group of a subsampled step", f"use {parameter('method')} pld"
         )
 
     def clt_functionals(self) -> Functionals:
@@ -100,7 +100,8 @@ def group_step(step: Step, group_size: int) -> Step:
     if step.scheme is not Sampling.POISSON or grouped is None or grouped.gdp_mu is None:
         raise ComputationError(
             f"{step.describe()}: no rigorous group bound for this subsampled step",
-            "--group covers Poisson-subsampled Gaussian steps (gaussian:...,p=Q) and unsampled mechanisms",
+            f"{parameter('group')} covers Poisson-subsampled Gaussian steps (gaussian:...,p=Q) and "
+            "unsampled mechanisms",
         )
     if step.sampling_rate == 1.0:
         return grouped
@@ -108,7 +109,8 @@ def group_step(step: Step, group_size: int) -> Step:
 
     if group_size > MIXTURE_LIMIT:
         raise InputError(
-            f"--group {group_size} is above {MIXTURE_LIMIT} for the subsampled step {step.describe()}",
+            f"{parameter('group')} {group_size} is above {MIXTURE_LIMIT} for the subsampled step "
+            f"{step.describe()}",
             "the binomial-mixture pair has K + 1 components",
         )
     return PoissonGroupGaussian(mechanism, step.sampling_rate, group_size)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events.sampling import Sampling
 from gdpcli.events.spec_values import SpecValues
 
@@ -108,7 +108,7 @@ class Mechanism:
 
     def rdp_curve(self) -> RdpCurve:
         """order -> Renyi divergence of one step (vectorized), for RDP accounting."""
-        raise ComputationError(f"{self.describe()}: no RDP curve", "use --method pld")
+        raise ComputationError(f"{self.describe()}: no RDP curve", f"use {parameter('method')} pld")
 
     def divergences(self) -> Divergences:
         """KL, chi2 and squared Hellinger of the dominating pair (clt.Divergences): closed forms where the
@@ -116,11 +116,14 @@ class Mechanism:
         from gdpcli.core import clt, zcdp
 
         if not self.has_tradeoff:
-            raise InputError(f"{self.describe()}: no trade-off function, so no divergences", "use --to rdp")
+            raise InputError(
+                f"{self.describe()}: no trade-off function, so no divergences", f"use {parameter('to')} rdp"
+            )
         found = zcdp.divergences_from_tradeoff(self.tradeoff)
         if found is None:
             raise InputError(
-                f"{self.describe()}: f(0) < 1, so KL and chi2 are infinite", "use --to tv or --delta"
+                f"{self.describe()}: f(0) < 1, so KL and chi2 are infinite",
+                f"use {parameter('to')} tv or {parameter('delta')}",
             )
         return clt.Divergences(*found, exact=False)
 
@@ -129,7 +132,7 @@ class Mechanism:
         (gdpcli.core.edgeworth), and whether the add direction is the same pair (symmetric)."""
         raise ComputationError(
             f"{self.describe()}: no privacy-loss cumulants for the Edgeworth accountant",
-            "use --method pld or rdp",
+            f"use {parameter('method')} pld or rdp",
         )
 
     def without_delta_part(self) -> Mechanism | None:

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 from gdpcli.events.mechanism import Mechanism, RdpCurve
 from gdpcli.events.spec_values import NON_NEGATIVE, Interval, SpecValues, spec_number
 
@@ -53,7 +53,7 @@ class Renyi(
             for a, e in zip(self.orders, self.epsilons, strict=True)
         )
 
-    def _none(self, what: str, hint: str = "use --method rdp") -> ComputationError:
+    def _none(self, what: str, hint: str = f"use {parameter('method')} rdp") -> ComputationError:
         return ComputationError(f"{self.describe()}: an RDP guarantee has no {what}", hint)
 
     def tradeoff(self, alpha: ArrayLike) -> ArrayLike:

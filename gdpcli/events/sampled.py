@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events.mechanism import Mechanism, RdpCurve
 from gdpcli.events.sampling import Neighbouring, Sampling
 from gdpcli.events.spec_values import spec_number
@@ -95,14 +95,15 @@ class Sampled:
             return clt.subsampled_gaussian_functionals(self.sampling_rate, mu)
         raise ComputationError(
             f"{self.describe()}: the CLT of Theorem 5 needs a symmetric trade-off function per step",
-            "use --method pld (rigorous), or gdpcli subsample SPEC --rate P --method clt (Theorem 11)",
+            f"use {parameter('method')} pld (rigorous), or gdpcli subsample SPEC --rate P --method clt "
+            "(Theorem 11)",
         )
 
     def divergences(self) -> Divergences:
         """None here: a Poisson-subsampled pair is asymmetric (D(P || Q) != D(Q || P)), not implemented."""
         raise InputError(
             f"{self.describe()}: KL, chi2 and Hellinger of a subsampled mechanism are not implemented",
-            "use --to tv (the profile at 0, both directions), or --to rdp",
+            f"use {parameter('to')} tv (the profile at 0, both directions), or {parameter('to')} rdp",
         )
 
     def rdp_curve(self) -> RdpCurve:
@@ -119,7 +120,7 @@ class Sampled:
         if self.scheme is not Sampling.POISSON:
             raise ComputationError(
                 f"{self.describe()}: RDP of fixed-size batches is implemented for no mechanism",
-                "use --method pld (rigorous), or sampling=poisson",
+                f"use {parameter('method')} pld (rigorous), or sampling=poisson",
             )
         base, cap = self.mechanism.rdp_curve(), self.pure_epsilon
         if cap is None:
@@ -134,7 +135,7 @@ class Sampled:
         if mu is None:
             raise ComputationError(
                 f"{self.describe()}: the Edgeworth accountant handles subsampled Gaussian/GDP steps only",
-                "use --method pld",
+                f"use {parameter('method')} pld",
             )
         if self.scheme is Sampling.FIXED:
             return edgeworth.fixed_gaussian_law(p, mu).pair(), True
@@ -159,7 +160,7 @@ class Sampled:
         raise InputError(
             f"{self.describe()}: {problem}",
             "symmetrize: C_p(f) = min(f_p, f_p^-1)** is the usual route; tabulate it with `gdpcli convert "
-            "SPEC --alpha 0:1:1001 -f csv > f.csv` and give tradeoff:file=f.csv",
+            f"SPEC {parameter('alpha')} 0:1:1001 -f csv > f.csv` and give tradeoff:file=f.csv",
         )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 from gdpcli.events.mechanism import Mechanism, RdpCurve
 from gdpcli.events.spec_values import Interval, SpecValues, spec_number
 
@@ -71,7 +71,8 @@ class Shuffle(Mechanism, kind="shuffle", keys=("eps0", "n"), spec_help="shuffle 
 
     def clt_functionals(self) -> Functionals:
         raise ComputationError(
-            f"{self.describe()}: no CLT functionals for a shuffled mechanism", "use --method pld"
+            f"{self.describe()}: no CLT functionals for a shuffled mechanism",
+            f"use {parameter('method')} pld",
         )
 
     def rdp_curve(self) -> RdpCurve:

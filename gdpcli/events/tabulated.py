@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 from gdpcli.events.mechanism import Mechanism
 from gdpcli.events.spec_values import Interval, SpecValues, spec_number
 
@@ -64,7 +64,7 @@ class _SampledCurve(Mechanism):
 
     def clt_functionals(self) -> Functionals:
         raise ComputationError(
-            f"{self.describe()}: no CLT functionals for a sampled curve", "use --method pld"
+            f"{self.describe()}: no CLT functionals for a sampled curve", f"use {parameter('method')} pld"
         )
 
     def gdpt_profile(self) -> PrivacyProfile:
