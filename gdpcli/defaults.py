@@ -11,10 +11,11 @@ EPSILON_SCALE = 0.1
 """Below this epsilon --accuracy is an absolute width (accuracy x EPSILON_SCALE) rather than a relative
 one: the PLD's epsilon bounds are refined until upper - lower <= accuracy x (lower + EPSILON_SCALE)."""
 
-STEP_SCALE = 0.005
+STEP_SCALE = 0.025
 """With n mechanisms composed (n steps), --accuracy also caps the PLD's epsilon width at the absolute
-accuracy x STEP_SCALE x n (5e-6 a step at the default): upper - lower <= accuracy x min(lower +
+accuracy x STEP_SCALE x n (2.5e-5 a step at the default): upper - lower <= accuracy x min(lower +
 EPSILON_SCALE, STEP_SCALE n). A PLD accountant on a per-step grid of 1e-4 (dp-accounting's) leaves its
 pessimistic and optimistic epsilons about 5e-5 a step apart, so a purely relative width would be wider
-than that for a large epsilon after few steps (an epsilon of 137 after 100 steps: 0.07 against 0.005),
-where a narrower one costs little (0.33-0.43 s at 1 and 100 steps, benchmarks/README.md)."""
+than that for a large epsilon after few steps (an epsilon of 137 after 100 steps: 0.07 against 0.0025),
+where half of it costs little (0.33-0.43 s at 1 and 100 steps, benchmarks/README.md). (0.005 when the
+default accuracy was 0.005: the same 2.5e-5 a step; a tenth of the gap cost 2x the time for nothing.)"""

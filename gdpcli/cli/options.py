@@ -64,8 +64,8 @@ _HELP: dict[str, str] = {
     "optimal | all (each a rigorous upper bound; optimal is Asoodeh et al. Thm 3).",
     "--target-epsilon": "Budget: the largest number of repetitions whose rigorous epsilon stays <= this.",
     "--accuracy": "Numerical (PLD) accountant: how close its rigorous bounds must be. Epsilon: upper - lower "
-    "<= accuracy x min(lower + 0.1, 0.005 x steps), i.e. relative for large epsilon, absolute accuracy/10 "
-    "near 0, and at most accuracy/200 per composed step; delta: upper <= (1 + accuracy) lower + 1e-15; "
+    "<= accuracy x min(lower + 0.1, 0.025 x steps), i.e. relative for large epsilon, absolute accuracy/10 "
+    "near 0, and at most accuracy/40 per composed step; delta: upper <= (1 + accuracy) lower + 1e-15; "
     "beta: upper - lower <= accuracy.",
     "--plot": "Also draw the result to FILE.png or FILE.svg (needs matplotlib: pip install 'gdpcli[plot]').",
     "--dataset-size": "Number of examples N.",
