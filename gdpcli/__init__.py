@@ -19,7 +19,6 @@ They are loaded lazily so that `gdpcli --version` never imports numpy or scipy.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["Accountant", "__version__", "account", "events", "gdp", "get_noise_multiplier"]
@@ -27,7 +26,7 @@ _MODULES = {"gdp": "gdpcli.gdp", "events": "gdpcli.events", "account": "gdpcli.a
 _NAMES = {"Accountant": "gdpcli.training", "get_noise_multiplier": "gdpcli.training"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _MODULES:
         return importlib.import_module(_MODULES[name])
     if name in _NAMES:

@@ -11,59 +11,47 @@ numpy.
 The modules of this package: `sampling` (batch schemes and neighbouring relations), `mechanism` (the base
 class and its representations), one module per family of mechanisms (`gaussian`, `epsilon_delta`,
 `renyi`, `shuffled_reports`, `tabulated`), `sampled`, `repeated`, `group` (a step for groups of records),
-`dpsgd` (a DP-SGD run as an event), `kinds` (the kinds the spec language knows) and `spec` (the spec
+`dpsgd_run` (a DP-SGD run as an event), `kinds` (the kinds the spec language knows) and `spec` (the spec
 language's parser, `spec_values` its key=value reader). Adding a mechanism means adding one class to a
 family module and listing it in `kinds`.
 """
 
 from __future__ import annotations
 
-from gdpcli.events.dpsgd import Run, dpsgd
-from gdpcli.events.epsilon_delta import ApproxDP, Laplace, RandomizedResponse
-from gdpcli.events.gaussian import GDP, DiscreteGaussian, Gaussian
-from gdpcli.events.kinds import MECHANISMS
-from gdpcli.events.mechanism import Mechanism, RdpCurve
-from gdpcli.events.renyi import Renyi, RenyiCurve, ZeroConcentrated
-from gdpcli.events.repeated import Repeated
-from gdpcli.events.sampled import Sampled, Step
-from gdpcli.events.sampling import SCHEMES, Neighbouring, Sampling, Scheme, batches_per_epoch
-from gdpcli.events.shuffled_reports import Shuffle, ShuffleRR
-from gdpcli.events.spec import parse_spec
-from gdpcli.events.spec_values import SpecValues
-from gdpcli.events.tabulated import ProfileCurve, TradeoffCurve
+import importlib
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "GDP",
-    "MECHANISMS",
-    "SCHEMES",
-    "ApproxDP",
-    "DiscreteGaussian",
-    "Gaussian",
-    "Laplace",
-    "Mechanism",
-    "Neighbouring",
-    "ProfileCurve",
-    "RandomizedResponse",
-    "RdpCurve",
-    "Renyi",
-    "RenyiCurve",
-    "Repeated",
-    "Run",
-    "Sampled",
-    "Sampling",
-    "Scheme",
-    "Shuffle",
-    "ShuffleRR",
-    "SpecValues",
-    "Step",
-    "TradeoffCurve",
-    "ZeroConcentrated",
-    "batches_per_epoch",
-    "dpsgd",
-    "parse",
-]
+if TYPE_CHECKING:
+    from gdpcli.events.repeated import Repeated
+
+_HOMES = {
+    "dpsgd_run": ("Run", "dpsgd"),
+    "epsilon_delta": ("ApproxDP", "Laplace", "RandomizedResponse"),
+    "gaussian": ("GDP", "DiscreteGaussian", "Gaussian"),
+    "kinds": ("MECHANISMS",),
+    "mechanism": ("Mechanism", "RdpCurve"),
+    "renyi": ("Renyi", "RenyiCurve", "ZeroConcentrated"),
+    "repeated": ("Repeated",),
+    "sampled": ("Sampled", "Step"),
+    "sampling": ("SCHEMES", "Neighbouring", "Sampling", "Scheme", "batches_per_epoch"),
+    "shuffled_reports": ("Shuffle", "ShuffleRR"),
+    "spec_values": ("SpecValues",),
+    "tabulated": ("ProfileCurve", "TradeoffCurve"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+"""Each public name's module: a name is imported from it when first used, so that a command that needs
+the batch schemes' words does not build every mechanism kind (start-up)."""
+__all__ = sorted([*_HOME, "parse"])
+
+
+def __getattr__(name: str) -> object:
+    if name in _HOME:
+        return getattr(importlib.import_module(f"gdpcli.events.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'gdpcli.events' has no attribute {name!r}")
 
 
 def parse(spec: str) -> Repeated:
     """An event from one word of the spec language (`gdpcli.events.spec`), e.g. "gaussian:sigma=2x10"."""
+    from gdpcli.events.spec import parse_spec
+
     return parse_spec(spec)
