@@ -3,8 +3,8 @@
     PYTHONPATH=. python benchmarks/bench_startup.py [--quick]     # from the repository root
 
 `gdpcli --version` against `python -c "import typer"` (the CLI framework every invocation needs), and
-`gdpcli convert gdp:mu=1 --delta 1e-5` against `python -c "import numpy, scipy.special, typer"` (issue
-13's baseline: the numerics a GDP conversion needs and the CLI framework) and against the stricter
+`gdpcli convert gdp:mu=1 --delta 1e-5` against `python -c "import numpy, scipy.special, typer"` (the
+baseline: the numerics a GDP conversion needs and the CLI framework) and against the stricter
 `import numpy, scipy.special`. gdpcli runs as its console script does (`gdpcli.__main__:main`) in a
 `python -c` process, which imports gdpcli from the current directory first: the code in the tree. Each
 command runs once to warm the file cache, then the commands alternate (interleaved, so drifts in machine
