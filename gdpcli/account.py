@@ -141,10 +141,10 @@ def _scheme_figures(run: Run, method: str, accuracy: float, given: str, queries:
     """A run under a batch scheme that is no composition of sampled steps: epsilon as `gdpcli sgd` gives
     it (the scheme's bounds and comparisons), delta and beta from the scheme's pairs as `gdpcli risk` has
     them."""
-    from gdpcli.accounting import dpsgd, risk
+    from gdpcli.accounting import planning, risk
 
     if given == "delta":
-        planned = dpsgd.answering(dpsgd.plan(run, method, accuracy=accuracy))
+        planned = planning.answering(planning.plan(run, method, accuracy=accuracy))
         found = [
             (f, q) for q in queries for accountant in planned for f in accountant.epsilon(np.asarray([q]))
         ]

@@ -43,7 +43,7 @@ import numpy as np
 
 from gdpcli.accounting import Figures, balls_in_bins, shuffled_batches, truncated_poisson
 from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
-from gdpcli.accounting.methods import REGISTRY
+from gdpcli.accounting.methods import REGISTRY, Plan, answering
 from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_where
@@ -239,9 +239,6 @@ class RunFigures:
         return own[method](run, delta)
 
 
-Plan = list[tuple[str, "RunFigures | ComputationError"]]
-
-
 def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversion: str = "optimal") -> Plan:
     """Who answers for the run under `method` (a METHODS word): the method, or for `all` every method of
     EVERY in that order, each with its accountant or the reason it cannot answer (a ComputationError whose
@@ -257,13 +254,6 @@ def _planned(run: Run, name: str, accuracy: float, conversion: str) -> RunFigure
     if reason is not None:
         return ComputationError(f"{_METHOD} {name} is not available for {run.sampling} sampling", reason)
     return RunFigures(run, name, accuracy, conversion)
-
-
-def answering(entries: Plan) -> list[RunFigures]:
-    """The accountants of a plan; the reason of its one entry when that cannot answer (a single method)."""
-    if len(entries) == 1 and isinstance(entries[0][1], ComputationError):
-        raise entries[0][1]
-    return [found for _, found in entries if not isinstance(found, ComputationError)]
 
 
 def figures(

@@ -117,6 +117,14 @@ def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: S
 
 
 Plan = list[tuple[str, "Accountant | ComputationError"]]
+"""Who answers: each method with its accountant, or the ComputationError saying why it cannot."""
+
+
+def answering(entries: Plan) -> list[Accountant]:
+    """The accountants of a plan; the reason of its one entry when that cannot answer (a single method)."""
+    if len(entries) == 1 and isinstance(entries[0][1], ComputationError):
+        raise entries[0][1]
+    return [found for _, found in entries if not isinstance(found, ComputationError)]
 
 
 def plan(
@@ -164,9 +172,7 @@ def select(
     """The accountants of the plan (see `plan`), and notes on the methods `all` had to skip; the reason of
     a single method that cannot answer is raised. verbose (-v): each shows its details (Detailed)."""
     entries = plan(specs, method, accuracy=accuracy, conversions=conversions)
-    if method != "all" and isinstance(entries[0][1], ComputationError):
-        raise entries[0][1]
-    accountants = [found for _, found in entries if not isinstance(found, ComputationError)]
+    accountants = answering(entries)
     skipped = [f"{name}: {found.text}" for name, found in entries if isinstance(found, ComputationError)]
     return detailed(accountants, verbose), skipped
 

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gdpcli.accounting import Answer
-    from gdpcli.accounting.dpsgd import Budget, Method, Plan
+    from gdpcli.accounting.dpsgd import Budget, Method
+    from gdpcli.accounting.planning import Plan
     from gdpcli.events import Run
 
 EPILOG = """\b
@@ -92,7 +93,7 @@ def command(
     output: options.Output,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
-    from gdpcli.accounting import check_budget, dpsgd
+    from gdpcli.accounting import check_budget, dpsgd, planning
     from gdpcli.accounting.run import check_run, repeated
     from gdpcli.cli.output import Result, emit
 
@@ -145,7 +146,7 @@ def command(
     total = None if budget_only else run.steps
     if output.plot and not run.sampling.per_step:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
-    entries = dpsgd.plan(run, method, accuracy=accuracy, conversion=conversion)
+    entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
     answers = [] if budget_only else _answers(entries, deltas, notes)
     rows = [_figure_row(run, answer) for answer in answers]
@@ -268,12 +269,12 @@ def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answe
     check. With --method all a method that fails is skipped with a note (alone it is an error)."""
     import numpy as np
 
-    from gdpcli.accounting import Answer, dpsgd
+    from gdpcli.accounting import Answer, planning
     from gdpcli.cli import queries
     from gdpcli.errors import ComputationError
 
     answers = []
-    for found in dpsgd.answering(entries):
+    for found in planning.answering(entries):
         for delta in deltas:
             try:
                 figures = found.epsilon(np.array([delta]))
@@ -316,10 +317,10 @@ def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
 
 def _budget_methods(entries: Plan, conversion: str) -> list[tuple[str, str]]:
     """(method, conversion) pairs to search a budget with: the planned methods that can answer."""
-    from gdpcli.accounting import CONVERSIONS, dpsgd
+    from gdpcli.accounting import CONVERSIONS, planning
 
     pairs = []
-    for found in dpsgd.answering(entries):
+    for found in planning.answering(entries):
         conversions = CONVERSIONS if conversion == "all" else (conversion,)
         pairs += (
             [(found.method, c) for c in conversions] if found.method == "rdp" else [(found.method, "optimal")]
