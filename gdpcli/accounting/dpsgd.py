@@ -311,6 +311,15 @@ _APPROXIMATE_METHODS = ("clt", "edgeworth")
 """Methods whose only figure is an approximation: their step budgets are reported, labelled as such."""
 
 
+def check_budget_method(method: str) -> None:
+    """InputError for a budget check (max_epsilon) by a method whose only figure is an approximation."""
+    if method in _APPROXIMATE_METHODS:
+        raise InputError(
+            f"{parameter('max_epsilon')} cannot be checked with {_METHOD} {method}",
+            f"{method} is an approximation; use a rigorous method: auto, pld or rdp",
+        )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Step budgets
 # ---------------------------------------------------------------------------------------------------------

@@ -122,11 +122,8 @@ def command(
         return
     if noise_multiplier is None:
         raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
-    if max_epsilon is not None and method in ("clt", "edgeworth"):
-        raise InputError(
-            f"--max-epsilon cannot be checked with --method {method}",
-            f"{method} is an approximation; use a rigorous method: auto, pld or rdp",
-        )
+    if max_epsilon is not None:
+        dpsgd.check_budget_method(method)
     budget_only = target_epsilon is not None and run_options.epochs is None and run_options.steps is None
     if budget_only and max_epsilon is not None:
         raise InputError("--max-epsilon checks a run", "give --epochs or --steps with it")
