@@ -34,10 +34,6 @@ def curve_rows(parsed: Repeated, to: str, orders: list[float], every: bool) -> l
     ]
 
 
-_EXACT_CURVES = ("gdp", "gaussian", "laplace", "dp", "rr", "rdp", "zcdp")
-"""Kinds whose own RDP curve is exact (closed forms; rdp: and zcdp: state their guarantee itself)."""
-
-
 def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[str, Side, object]]:
     """(method, side, D_alpha at the orders) of the composed spec: its own RDP curve where it has one (the
     trade-off route beside it with --method all), else the review's Sec. 2.3 link from its trade-off."""
@@ -46,7 +42,7 @@ def _curves(parsed: Repeated, orders: list[float], every: bool) -> list[tuple[st
     found: list[tuple[str, Side, object]] = []
     try:
         own = times * np.asarray(_own_curve(step, grid), dtype=float)
-        exact = step.sampling_rate is None and step.mechanism.kind in _EXACT_CURVES
+        exact = step.sampling_rate is None and step.mechanism.exact_rdp
         found.append(("rdp-curve", Side.EXACT if exact else Side.PESSIMISTIC, own))
     except ComputationError:
         if step.sampling_rate is not None or not step.mechanism.has_tradeoff:
@@ -80,9 +76,10 @@ def _rho_rows(parsed: Repeated, orders: list[float]) -> list[dict]:
     exact = bound("rho", Side.EXACT)
     if parsed.exact_mu is not None:
         return [{"rho": parsed.exact_mu**2 / 2.0, "guarantee": exact, "method": "gaussian"}]
-    if parsed.sampling_rate is None and mechanism.kind == "zcdp":
-        row = {"rho": times * mechanism.rho, "guarantee": exact, "method": "zcdp"}
-        return [{**row, "xi": times * mechanism.xi} if mechanism.xi else row]
+    if parsed.sampling_rate is None and mechanism.zcdp_statement is not None:
+        rho, xi = mechanism.zcdp_statement
+        row = {"rho": times * rho, "guarantee": exact, "method": "zcdp"}
+        return [{**row, "xi": times * xi} if xi else row]
     if parsed.sampling_rate is None and mechanism.zcdp_rho is not None:
         return [
             {"rho": times * mechanism.zcdp_rho, "guarantee": bound("rho", Side.PESSIMISTIC), "method": "zcdp"}

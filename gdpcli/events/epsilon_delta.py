@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="laplace (b[,sens] | eps)"):
     """The Laplace mechanism Lap(b) with sensitivity sens, eps0 = sens / b: T(Lap(0,b), Lap(sens,b))."""
 
+    exact_rdp = True
+
     epsilon: float
 
     @classmethod
@@ -90,6 +92,8 @@ class Laplace(Mechanism, kind="laplace", keys=("b", "eps", "sens"), spec_help="l
 @dataclass(frozen=True)
 class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,delta])"):
     """An (eps, delta)-DP guarantee, i.e. f_{eps,delta}-DP (GDP paper eq. 4); delta = 0 is pure DP."""
+
+    exact_rdp = True
 
     epsilon: float
     delta: float
@@ -181,6 +185,8 @@ class RandomizedResponse(
     other one otherwise. Its trade-off function is T(Bern(keep), Bern(1 - keep)) = f_{eps,0} with
     eps = log(keep / (1 - keep)) (GDP paper eq. 4: the pair behind pure eps-DP), so every representation
     is that of the pure eps-DP guarantee."""
+
+    exact_rdp = True
 
     keep: float
 

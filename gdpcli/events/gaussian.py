@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class _GaussianLike(Mechanism):
     """Exactly mu-GDP: G_mu and its profile (GDP paper Cor. 1), functionals and RDP in closed form."""
 
+    exact_rdp = True
+
     def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
         from gdpcli.core import gdp
 

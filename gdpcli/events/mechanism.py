@@ -65,6 +65,11 @@ class Mechanism:
     """delta0 when the mechanism factors as (the rest) (x) f_{0,delta0} (GDP paper eq. 10-11), else 0."""
     zcdp_rho: float | None = None
     """rho when the mechanism is rho-zCDP (RDP eps(alpha) <= alpha rho), else None."""
+    zcdp_statement: tuple[float, float] | None = None
+    """(rho, xi) when the mechanism is a (xi, rho)-zCDP guarantee as stated, else None."""
+    exact_rdp: ClassVar[bool] = False
+    """Whether `rdp_curve` is the mechanism's own Renyi divergence (a closed form, or a stated guarantee),
+    not an upper bound on it."""
     profile_is_exact: ClassVar[bool] = True
     """Whether `profile` is the mechanism's own (else an upper bound, whose PLD lower figure bounds nothing
     of the mechanism: `lower_pair` gives what does)."""

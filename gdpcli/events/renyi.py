@@ -27,6 +27,8 @@ class Renyi(
 ):
     """Renyi DP: D_alpha <= eps at each listed order alpha (Mironov 2017). No single trade-off function."""
 
+    exact_rdp = True  # the guarantee as stated
+
     orders: tuple[float, ...]
     epsilons: tuple[float, ...]
     has_tradeoff = False
@@ -101,6 +103,10 @@ class ZeroConcentrated(Renyi, kind="zcdp", keys=("rho", "xi"), spec_help="zcdp (
     @property
     def zcdp_rho(self) -> float | None:  # type: ignore[override]
         return self.rho if self.xi == 0.0 else None
+
+    @property
+    def zcdp_statement(self) -> tuple[float, float]:  # type: ignore[override]
+        return self.rho, self.xi
 
     def describe(self) -> str:
         xi = f",xi={spec_number(self.xi)}" if self.xi else ""
