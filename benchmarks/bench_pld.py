@@ -11,19 +11,18 @@ import time
 
 from dp_accounting.pld import privacy_loss_distribution as dpa
 
-from gdpcli.accounting import dominating_pair
 from gdpcli.core import pld
-from gdpcli.mechanisms import parse_spec
+from gdpcli.events.spec import parse_spec
 
 
 def gaussian(mu: float) -> pld.DominatingPair:
     """The dominating pair gdpcli itself builds for gdp:mu=MU."""
-    return dominating_pair(parse_spec(f"gdp:mu={mu!r}"))
+    return parse_spec(f"gdp:mu={mu!r}").step.dominating_pair()
 
 
 def poisson_gaussian(mu: float, p: float) -> pld.DominatingPair:
     """The pair gdpcli builds for the Poisson-subsampled Gaussian (remove and add directions)."""
-    return dominating_pair(parse_spec(f"gdp:mu={mu!r},p={p!r},sampling=poisson"))
+    return parse_spec(f"gdp:mu={mu!r},p={p!r},sampling=poisson").step.dominating_pair()
 
 
 def timed(function):
