@@ -4,7 +4,7 @@
 man/ (gdpcli.1 and one page per command, e.g. gdpcli-calibrate-sgd.1); `--check` only lists the files that
 are stale. Nothing here is
 kept by hand: the command tree, options, help texts and examples come from the Click command that Typer
-builds from gdpcli.cli.app, spec kinds from gdpcli.mechanisms.KIND_KEYS (and gdpcli-specs(1) from the
+builds from gdpcli.cli.app, spec kinds from gdpcli.events.spec.KIND_KEYS (and gdpcli-specs(1) from the
 tables of gdpcli.cli.specs), built-ins from
 gdpcli.accounting.gdpt_input.BUILTINS and exit codes from gdpcli.errors.
 
@@ -114,7 +114,7 @@ def first_key_words(table: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
 def argument_words(help_text: str) -> tuple[str, ...]:
     """Spec kinds and built-ins for an argument whose help mentions them (module docstring)."""
     from gdpcli.accounting.gdpt_input import BUILTINS
-    from gdpcli.mechanisms import KIND_KEYS
+    from gdpcli.events.spec import KIND_KEYS
 
     words = first_key_words(KIND_KEYS) if _MENTIONS_SPEC.search(help_text) else ()
     return words + (first_key_words(BUILTINS) if _MENTIONS_BUILTIN.search(help_text) else ())

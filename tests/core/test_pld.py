@@ -483,7 +483,7 @@ def test_bounds_returned_when_a_finer_grid_stops_helping() -> None:
 
 
 def test_delta_below_the_mass_at_infinity_is_infinite_not_out_of_range() -> None:
-    """Issue 18: a delta below the composed mass at infinite loss has no finite epsilon; the accountant
+    """A delta below the composed mass at infinite loss has no finite epsilon; the accountant once
     said 'above 600, use rdp' (and rdp sent the user back). Both bounds are inf, and a larger delta
     in the same query is still answered."""
     with_atom = pld.DominatingPair(lambda e: np.maximum(np.asarray(gdp.delta(e, 1.0)), 0.01))
@@ -554,8 +554,8 @@ def test_every_grid_brackets_the_gaussian_composition(interval: float) -> None:
 def test_every_grid_brackets_a_poisson_step(interval: float) -> None:
     """One Poisson-subsampled Gaussian step (q 0.01, mu 2), whose remove profile has the kink at
     log(1 - q) that the optimistic discretization lifts to the line 1 - x (_between_limits). On the grid
-    1e-5 the upper bound was 3.2e-12 relative below the truth (a strict xfail until issue 13's mass
-    formula in _masses: the rounding of e^D in every mass added up to an ulp over D)."""
+    1e-5 the upper bound was 3.2e-12 relative below the truth (a strict xfail until the mass formula in
+    _masses was mended: the rounding of e^D in every mass added up to an ulp over D)."""
     from gdpcli.events import Gaussian, Sampled
 
     pair = Sampled(Gaussian(0.5, 1.0), 0.01).dominating_pair()
@@ -563,7 +563,7 @@ def test_every_grid_brackets_a_poisson_step(interval: float) -> None:
     assert lower <= _POISSON_DELTA_HALF <= upper
 
 
-# ---------------------------------------------------------------- issue 13: masses at negative losses,
+# ---------------------------------------------------------------- masses at negative losses,
 # truncation, equal-count products, the tilted round-off at 1e7 steps
 
 
@@ -764,9 +764,9 @@ def test_the_crowd_on_the_grid_makes_the_lower_bound_tight_on_coarse_grids() -> 
     ends of the piece holding the crowd, the optimistic PLD moved it down in every step and the lower
     bound on epsilon at 1e-5 was 0 (upper 0.0706); with a grid point at the crowd's merged loss
     (_cluster_offset) the two bounds are within 3e-4."""
-    from gdpcli import mechanisms
+    from gdpcli.events import parse
 
-    pair = mechanisms.parse_spec("gaussian:sigma=0.5,p=1e-5").step.dominating_pair()
+    pair = parse("gaussian:sigma=0.5,p=1e-5").step.dominating_pair()
     composed = pld.compose_all([(pair, 10_000)], 1e-4, pld.MAX_POINTS)
     upper = float(refinement._epsilons(composed.upper, np.array([1e-5]))[0])
     lower = float(refinement._epsilons(composed.lower, np.array([1e-5]))[0])
