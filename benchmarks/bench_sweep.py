@@ -254,6 +254,7 @@ class Deltas:
     seconds: float = float("nan")
     megabytes: float = float("nan")
     failure: str = ""
+    budget: bool = False  # gdpcli's refinement stopped at its work budget (a note says so)
 
 
 def gdpcli_deltas(rate: float, sigma: float, steps: int, deltas: tuple[float, ...]) -> Deltas:
@@ -263,10 +264,12 @@ def gdpcli_deltas(rate: float, sigma: float, steps: int, deltas: tuple[float, ..
     run = Deltas(
         answers={}, seconds=seconds, megabytes=peak, failure=f"exit {code}: {stderr[:90]}" if code else ""
     )
-    for line in json.loads(stdout)["rows"] if stdout else []:
+    result = json.loads(stdout) if stdout else {"rows": []}
+    for line in result["rows"]:
         answer = run.answers.setdefault(line["delta"], Answer({}))
         answer.figures[line["guarantee"]] = (line["epsilon"], line["method"])
         answer.reason = answer.reason or line.get("reason", "")
+    run.budget = any("budget" in note for note in result.get("notes", []))
     return run
 
 
@@ -379,6 +382,11 @@ class Setting:
         slower = ["slower"] * (not self.theirs.failure and self.ratio() > 1)
         return slower + [f"over {MEMORY_LIMIT_MB:g} MB"] * (self.ours.megabytes > MEMORY_LIMIT_MB)
 
+    def gdpcli_cell(self) -> str:
+        """gdpcli's time and peak, and whether its refinement stopped at the work budget."""
+        budget = ", stopped at the work budget" * self.ours.budget
+        return f"{self.ours.seconds:.2f} s, {self.ours.megabytes:.0f} MB{budget}"
+
 
 def measure_setting(rate: float, sigma: float, steps: int, deltas: tuple[float, ...], repeat: int) -> Setting:
     """gdpcli's and dp-accounting's processes in turn, the verdicts, and prv-accountant where needed."""
@@ -408,19 +416,35 @@ def delta_line(setting: Setting, delta: float) -> str:
 
 
 def setting_line(setting: Setting) -> str:
-    """One setting: both processes' time and peak, the ratio, and the failures."""
+    """One setting: both processes' time and peak, the ratio, and each delta that does not pass, with
+    figures (a delta without a dp-accounting figure only when gdpcli's answer there is not rigorous)."""
     failing = [
-        f"{delta:g} {verdict}"
-        + f" ({excess(setting.answer(delta), setting.pessimistic(delta))})" * (verdict == LOOSER)
+        failure(setting, delta)
         for delta, verdict in setting.verdicts.items()
-        if not verdict.startswith("ok")
+        if not verdict.startswith("ok") and verdict != "no dp-accounting figure"
     ]
     theirs = setting.theirs.failure or f"{setting.theirs.seconds:.2f} s, {setting.theirs.megabytes:.0f} MB"
     return (
-        f"| {setting.name()} | {setting.ours.seconds:.2f} s, {setting.ours.megabytes:.0f} MB | {theirs} | "
+        f"| {setting.name()} | {setting.gdpcli_cell()} | {theirs} | "
         f"{setting.ratio():.2f} | {', '.join(setting.process_failures()) or 'ok'} | "
-        f"{'; '.join(failing) or 'all ok'} | {setting.code} |"
+        f"{'; '.join(failing) or 'all pass'} | {setting.code} |"
     )
+
+
+def failure(setting: Setting, delta: float) -> str:
+    """What fails at `delta`, with gdpcli's [lower, upper], dp-accounting's figure and prv's bracket."""
+    answer, pessimistic = setting.answer(delta), setting.pessimistic(delta)
+    lower, upper = (
+        _float(answer.figures.get(side, (None, ""))[0]) for side in ("lower_bound", "upper_bound")
+    )
+    ours = f"[{lower:.6g}, {upper:.6g}]"
+    theirs = "none" if pessimistic is None else f"{pessimistic:.6g}"
+    verdict = setting.verdicts[delta]
+    if verdict == LOOSER:
+        return f"{delta:g} looser: {ours} vs {theirs} ({excess(answer, pessimistic)})"
+    if verdict == BELOW:
+        return f"{delta:g} dp-accounting's {theirs} below {ours}, {setting.brackets[delta]}"
+    return f"{delta:g} {verdict}: {ours} vs {theirs}"
 
 
 def summary(settings: list[Setting]) -> list[str]:
