@@ -11,7 +11,8 @@ mechanisms, sampling, repetition, DP-SGD runs) and `account` (labelled answers f
     2.382
 
 For a training script, `Accountant` and `get_noise_multiplier` have Opacus's interface and answer with
-certified figures (gdpcli.training).
+certified figures (gdpcli.training); `dp_events` reads dp_accounting's DpEvents as events and writes
+events back in their form.
 
 They are loaded lazily so that `gdpcli --version` never imports numpy or scipy.
 """
@@ -21,8 +22,13 @@ from __future__ import annotations
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["Accountant", "__version__", "account", "events", "gdp", "get_noise_multiplier"]
-_MODULES = {"gdp": "gdpcli.gdp", "events": "gdpcli.events", "account": "gdpcli.account"}
+__all__ = ["Accountant", "__version__", "account", "dp_events", "events", "gdp", "get_noise_multiplier"]
+_MODULES = {
+    "gdp": "gdpcli.gdp",
+    "events": "gdpcli.events",
+    "account": "gdpcli.account",
+    "dp_events": "gdpcli.dp_events",
+}
 _NAMES = {"Accountant": "gdpcli.training", "get_noise_multiplier": "gdpcli.training"}
 
 

@@ -45,7 +45,6 @@ Format = choices("Format", vocabulary.FORMATS)
 Sampling = choices("Sampling", vocabulary.SAMPLING)
 Batching = choices("Batching", vocabulary.BATCHING)
 Conversion = choices("Conversion", (*vocabulary.CONVERSIONS, "all"))
-To = choices("To", ("mu",))
 Method = choices("Method", vocabulary.METHODS)
 
 FORMAT_HELP = "Output format: table | csv | json (default: table on a terminal, csv otherwise)."
@@ -57,7 +56,6 @@ _HELP: dict[str, str] = {
     "--delta": "delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.",
     "--epsilon": "epsilon value(s) at which to report delta: E, E1,E2,... or START:STOP:NUM.",
     "--alpha": "Type I error(s) alpha at which to report the trade-off beta = f(alpha).",
-    "--to": "Convert to another representation: mu (tightest GDP mu).",
     "--max-epsilon": "Budget check: exit 3 if the rigorous epsilon exceeds this.",
     "--max-delta": "Budget check: exit 3 if the rigorous delta exceeds this.",
     "--conversion": "RDP -> (eps, delta) conversion for --method rdp: classic | improved | lemma1 | lemma2 | "
@@ -98,7 +96,6 @@ _KIND: dict[str, Any] = {
     "--delta": str | None,
     "--epsilon": str | None,
     "--alpha": str | None,
-    "--to": To | None,
     "--max-epsilon": float | None,
     "--max-delta": float | None,
     "--conversion": Conversion,
@@ -125,7 +122,6 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
     DeltaOption,
     EpsilonOption,
     AlphaOption,
-    ToOption,
     MaxEpsilonOption,
     MaxDeltaOption,
     ConversionOption,
