@@ -13,9 +13,10 @@ sigma in {0.4, 1, 10} x T in {1e3, 1e5, 1e7}, one gdpcli process per setting ans
 connect-the-dots, interval 1e-4) and answering each delta. A (setting, delta) is `ok` when gdpcli exits 0
 with a PLD upper and lower bound and its upper bound is at most dp-accounting's figure x (1 + 2e-4); where
 dp-accounting's figure is below gdpcli's rigorous lower bound, prv-accountant is asked (eps_error 1e-3,
-else 1e-2, else 1e-1; delta_error delta / 1000, 300 s timeout) instead of comparing. A setting passes when gdpcli's whole
-process is no slower than dp-accounting's and peaks under 1 GB. dp-accounting is not run at T 1e7 with
-q >= 0.1 (it needs more than about 4 GB there); every child runs under an 8 GB address-space cap.
+else 1e-2, else 1e-1; delta_error delta / 1000, 300 s timeout) instead of comparing. A setting passes
+when gdpcli's whole process is no slower than dp-accounting's and peaks under 1 GB. dp-accounting is not
+run at T 1e7 with q >= 0.1 (it needs more than about 4 GB there); every child runs under an 8 GB
+address-space cap.
 --versus DIR times gdpcli against the gdpcli of another checkout (a git worktree of an earlier commit)
 instead of dp-accounting, each run from its own tree; --repeat N runs each pair N times in turn and
 takes the median time of each side (the machine's load drifts; the ratio of medians is what to quote).
