@@ -40,9 +40,8 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
 
     Pessimistic: mass above the window goes to +infinity, mass below moves up to the median of the kept
     masses (both raise the profile; the cost is at most the two tails in delta). Optimistic: mass above
-    moves down to the highest kept point (a tilted PLD drops it), mass below is dropped (both lower the
-    profile as much). A
-    mass m moved up (down) by any distance changes delta at every eps by at most m, upwards
+    moves down to the highest kept point, mass below is dropped (both lower the profile as much). A mass
+    m moved up (down) by any distance changes delta at every eps by at most m, upwards
     (downwards), here and in every composition with this PLD: (1 - e^{eps - L})_+ is increasing in L
     and within [0, 1]. The median rather than the window's edge: a mass left at the lower edge,
     composed with the rest, seeds a copy of the whole distribution a window-width further down, which
@@ -50,10 +49,9 @@ def _truncate(pld: DiscretePLD, tails: Tails, *, pessimistic: bool) -> DiscreteP
     add direction of q 1e-4, sigma 0.5 kept [-12, 1] over 1e5 steps where the mass is within [-4, 1]).
     A tilted pessimistic PLD keeps the lowest kept point: there mass weighs least in the tilted norms.
     Entries of a plain FFT are exact only up to its round-off, which may look like mass: each end also
-    cuts up to the untilted round-off more. Moving masses moves their round-off errors too
-    (_moved_round_off), but for the mass a tilted pessimistic PLD moves up: it adds a bound on their
-    errors to the mass moved instead (_cut_errors), which keeps the result pessimistic and its errors
-    where they were, spread in l2.
+    cuts up to the untilted round-off more. Mass moved into a finite point carries a bound on its
+    errors (_cut_errors: added above, taken off below), so those errors leave the error norms instead
+    of gathering in one point; errors moved to infinity join its error (_moved_round_off).
     """
     masses = pld.masses
     below = np.cumsum(masses)

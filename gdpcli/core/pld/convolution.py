@@ -168,8 +168,9 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
             norm = float(np.logaddexp(norm, lift + np.log(fresh_plain)))
         return float(np.logaddexp(norm, np.log(fresh_tilted) + scale)) if fresh_tilted > 0.0 else norm
 
+    untilted += share * tilted_fresh.l1
     return masses, RoundOff(
-        untilted=untilted + share * tilted_fresh.l1,
+        untilted=untilted,
         untilted_l2=min(untilted, untilted_l2 + share * tilted_fresh.l2),
         tilt=tilt,
         log_tilted=tilted_norm(error_a.log_tilted, error_b.log_tilted, fresh.l1, tilted_fresh.l1),

@@ -232,10 +232,15 @@ def _worst_gap(
     if not np.any(open_):
         return 0.0, 0.0, 0.0
     with np.errstate(invalid="ignore"):
-        asked = np.minimum(accuracy * lower + absolute, widest)
+        asked = _asked(lower, accuracy, absolute, widest)
         excess = np.where(open_, upper - lower - asked - slack, -np.inf)
     worst = int(np.argmax(excess))
     return float(upper[worst] - lower[worst]), float(asked[worst]), float(slack[worst])
+
+
+def _asked(lower: np.ndarray, accuracy: float, absolute: float, widest: float) -> np.ndarray:
+    """The width asked of epsilon bounds at each query: min(accuracy lower + absolute, widest)."""
+    return np.minimum(accuracy * lower + absolute, widest)
 
 
 def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
@@ -353,10 +358,11 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    swallowed = np.any(bounds.swallowed)
-    if (target is not None and swallowed) or (target is None and bounds.carried > 0.0):
+    any_swallowed = bool(np.any(bounds.swallowed))
+    if (target is not None and any_swallowed) or (target is None and bounds.carried > 0.0):
         centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
-        answer = float(np.max(np.where(np.atleast_1d(bounds.swallowed) | ~swallowed, centre, 0.0)))
+        retried = np.atleast_1d(bounds.swallowed) if any_swallowed else np.full(centre.shape, True)
+        answer = float(np.max(np.where(retried, centre, 0.0)))
         target = target or TailTarget(delta=smallest)  # (round-off carried: tilt at the answer too)
         steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
         steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
@@ -372,7 +378,7 @@ def _excess(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> 
     """How much wider than asked the (finite) bounds are at the widest query."""
     lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
     with np.errstate(invalid="ignore"):
-        excess = upper - lower - np.minimum(accuracy * lower + absolute, widest)
+        excess = upper - lower - _asked(lower, accuracy, absolute, widest)
     return float(np.max(np.where(np.isfinite(excess), excess, 0.0), initial=0.0))
 
 

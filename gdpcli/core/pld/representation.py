@@ -69,8 +69,8 @@ class RoundOff:
     off by at most tail(eps) + infinity (at most untilted). The tilted bounds are relative to the Chernoff
     bound of the tail, far below the untilted one there. The l2 ones are smaller still where the errors
     are the FFT's, spread over the grid (fft_round_off): the query's weights fall geometrically, so that
-    about 1 / (2 t interval) grid points count instead of all n. Errors moved into one point
-    (_moved_round_off) can grow an l2 norm up to the l1 norm.
+    about 1 / (2 t interval) grid points count instead of all n. Truncations keep them so: they move no
+    errors into one point, which could grow an l2 norm up to the l1 norm (composition._cut_errors).
     """
 
     untilted: float = 0.0
