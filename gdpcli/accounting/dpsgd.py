@@ -130,7 +130,7 @@ _GROUP_UNAVAILABLE = ("edgeworth", "berry-esseen", "rdp")
 sensitivity, which edgeworth and rdp account; berry-esseen reads the record-level noise)."""
 
 
-def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) -> list[Figures]:
+def _closed_form_or_pld(run: Run, deltas: np.ndarray, accuracy: float, method: str) -> list[Figures]:
     """auto: exact GDP at q = 1, else rigorous PLD upper and lower bounds (Thm 10 for fixed-size sampling);
     exact: the closed form only; pld: the PLD bounds always.
 
@@ -144,7 +144,7 @@ def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) ->
     exact = accounting.exact_accountant(specs) if method in ("auto", "exact") else None
     accountant = exact or accounting.NumericalPLD(specs, accuracy)
     try:
-        return accountant.epsilon(np.asarray([delta]))
+        return accountant.epsilon(deltas)
     except ComputationError as error:
         if unavailable(run, "rdp") or (error.hint and "method rdp" in spelled(error.hint)):
             raise
@@ -152,22 +152,22 @@ def _closed_form_or_pld(run: Run, delta: float, accuracy: float, method: str) ->
         raise ComputationError(f"numerical accountant: {error.message}", hint) from None
 
 
-def _clt(run: Run, delta: float) -> list[Figures]:
-    """The CLT mu converted to epsilon at delta as if exactly GDP (GDP paper Cor. 1): an approximation."""
+def _clt(run: Run, deltas: np.ndarray) -> list[Figures]:
+    """The CLT mu converted to epsilon at each delta as if exactly GDP (GDP paper Cor. 1): approximations."""
     from gdpcli.core import gdp
 
-    return [Figures(np.asarray([gdp.epsilon(delta, clt_mu(run))]), APPROXIMATE, "clt", "epsilon")]
+    return [Figures(np.atleast_1d(gdp.epsilon(deltas, clt_mu(run))), APPROXIMATE, "clt", "epsilon")]
 
 
-def _edgeworth(run: Run, delta: float) -> list[Figures]:
+def _edgeworth(run: Run, deltas: np.ndarray) -> list[Figures]:
     """The Edgeworth accountant of the run's T steps ([WGZ+22]; accountants.EdgeworthAccountant, the same
     accountant as `compose --method edgeworth`): an approximation, both directions for Poisson sampling."""
     from gdpcli.accounting.accountants import EdgeworthAccountant
 
-    return EdgeworthAccountant([run.spec()]).epsilon(np.asarray([delta]))
+    return EdgeworthAccountant([run.spec()]).epsilon(deltas)
 
 
-def _berry_esseen(run: Run, delta: float) -> list[Figures]:
+def _berry_esseen(run: Run, deltas: np.ndarray) -> list[Figures]:
     """The band of GDP paper Cor. 5 (Lemma 4 functionals of C_q(G_mu)), +inf when vacuous at this delta.
 
     An upper bound when its functionals are rigorous (q = 1: closed forms); the Lemma 4 functionals of a
@@ -176,9 +176,9 @@ def _berry_esseen(run: Run, delta: float) -> list[Figures]:
     from gdpcli.core import clt
 
     theorem5 = berry_esseen_band(run)
-    value = clt.band_epsilon(delta, theorem5.mu, theorem5.gamma)
+    values = clt.band_epsilon(deltas, theorem5.mu, theorem5.gamma)
     side = PESSIMISTIC if theorem5.rigorous else APPROXIMATE
-    return [Figures(np.asarray([value]), side, "berry-esseen", "epsilon")]
+    return [Figures(np.atleast_1d(values), side, "berry-esseen", "epsilon")]
 
 
 def berry_esseen_band(run: Run) -> object:
@@ -188,7 +188,7 @@ def berry_esseen_band(run: Run) -> object:
     return clt.sgd_berry_esseen(run.sampling_rate, run.steps, run.effective_noise)
 
 
-def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
+def _rdp(run: Run, deltas: np.ndarray, conversion: str) -> list[Figures]:
     """Moments accountant: T times the RDP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019)
     converted at delta by the named conversion(s): rigorous upper bounds (gdpcli.accounting.RenyiAccountant,
     the same accountant as `compose --method rdp`)."""
@@ -196,7 +196,7 @@ def _rdp(run: Run, delta: float, conversion: str) -> list[Figures]:
     from gdpcli.vocabulary import CONVERSIONS as NAMES
 
     names = NAMES if conversion == "all" else (conversion,)
-    return RenyiAccountant([run.spec()], names).epsilon(np.asarray([delta]))
+    return RenyiAccountant([run.spec()], names).epsilon(deltas)
 
 
 def _check_names(method: str, conversion: str) -> None:
@@ -217,26 +217,35 @@ class RunFigures:
         self.run, self.method, self.accuracy, self.conversion = run, method, accuracy, conversion
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        """epsilon at each delta by the method, the figures of each delta in turn."""
-        for delta in np.atleast_1d(deltas):
+        """epsilon at each delta by the method, the figures of each delta in turn (by_delta)."""
+        return [figure for _, found in self.by_delta(deltas) for figure in found]
+
+    def by_delta(self, deltas: np.ndarray) -> list[tuple[float, list[Figures]]]:
+        """(delta, its figures, one value each) for each delta. A run of sampled steps is answered at every
+        delta from one computation (the PLD bounds from one composition per grid for the whole list, as
+        `compose` answers a list); a batch scheme's bounds delta by delta."""
+        deltas = np.atleast_1d(np.asarray(deltas, dtype=float))
+        for delta in deltas:
             if not 0 < delta < 1:
                 raise InputError(f"delta must be in (0, 1), got {float(delta)!r}")
-        return [figure for delta in np.atleast_1d(deltas) for figure in self._at(float(delta))]
+        if not self.run.sampling.per_step:
+            scheme = BOUNDS[self.run.sampling]
+            return [(float(delta), scheme.figures(self.run, float(delta), self.accuracy)) for delta in deltas]
+        found = self._at(deltas)
+        return [(float(delta), [figure.at(index) for figure in found]) for index, delta in enumerate(deltas)]
 
-    def _at(self, delta: float) -> list[Figures]:
+    def _at(self, deltas: np.ndarray) -> list[Figures]:
         run, method = self.run, self.method
-        if not run.sampling.per_step:
-            return BOUNDS[run.sampling].figures(run, delta, self.accuracy)
         if method in ("auto", "exact", "pld"):
-            return _closed_form_or_pld(run, delta, self.accuracy, method)
+            return _closed_form_or_pld(run, deltas, self.accuracy, method)
         if method == "rdp":
-            return _rdp(run, delta, self.conversion)
-        own: dict[str, Callable[[Run, float], list[Figures]]] = {
+            return _rdp(run, deltas, self.conversion)
+        own: dict[str, Callable[[Run, np.ndarray], list[Figures]]] = {
             "clt": _clt,
             "edgeworth": _edgeworth,
             "berry-esseen": _berry_esseen,
         }
-        return own[method](run, delta)
+        return own[method](run, deltas)
 
 
 def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversion: str = "optimal") -> Plan:

@@ -32,6 +32,11 @@ class Figures:
         """exact | upper_bound | lower_bound | approximation: what the values are to the true quantity."""
         return bound(self.quantity, self.side)
 
+    def at(self, index: int) -> Figures:
+        """The figure at the index-th query alone (one value, its details)."""
+        details = self.details[index : index + 1] if self.details else None
+        return replace(self, values=np.atleast_1d(self.values)[index : index + 1], details=details)
+
     def as_quantity(self, quantity: str, values: np.ndarray) -> Figures:
         """The same computation stated as another quantity (e.g. TPR = 1 - beta): same side, same method."""
         return replace(self, quantity=quantity, values=values)

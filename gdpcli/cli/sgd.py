@@ -263,7 +263,9 @@ def _skipped(entries: Plan) -> list[str]:
 
 def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answer]:
     """Every (delta, figure) of the planned method(s), labelled; they become the rows and decide the budget
-    check. With --method all a method that fails is skipped with a note (alone it is an error)."""
+    check. Each method answers the whole list at once; where that fails, delta by delta, so that a delta
+    it cannot answer costs no other delta its row. With --method all a method that fails is skipped with a
+    note (alone it is an error)."""
     import numpy as np
 
     from gdpcli.accounting import Answer, planning
@@ -272,15 +274,20 @@ def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answe
 
     answers = []
     for found in planning.answering(entries):
-        for delta in deltas:
-            try:
-                figures = found.epsilon(np.array([delta]))
-            except ComputationError as error:
-                if len(entries) == 1:
-                    raise
-                notes.append(f"skipped {found.method} at delta {delta:g}: {error.text}")
-                continue
-            answers += [Answer("delta", np.array([delta]), figure) for figure in figures]
+        try:
+            answered = found.by_delta(np.array(deltas))
+        except ComputationError:
+            answered = []
+            for delta in deltas:
+                try:
+                    answered += found.by_delta(np.array([delta]))
+                except ComputationError as error:
+                    if len(entries) == 1:
+                        raise
+                    notes.append(f"skipped {found.method} at delta {delta:g}: {error.text}")
+        answers += [
+            Answer("delta", np.array([delta]), figure) for delta, figures in answered for figure in figures
+        ]
     notes += queries.notes_of(answers)
     return answers
 

@@ -358,28 +358,62 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    any_swallowed = bool(np.any(bounds.swallowed))
-    if (target is not None and any_swallowed) or (target is None and bounds.carried > 0.0):
+    carried = target is None and bounds.carried > 0.0
+    tried = np.zeros(flat.shape, dtype=bool)
+    while np.any(untried := _retried(bounds, target, tried, accuracy, absolute, widest)) or carried:
         centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
-        retried = np.atleast_1d(bounds.swallowed) if any_swallowed else np.full(centre.shape, True)
-        answer = float(np.max(np.where(retried, centre, 0.0)))
-        target = target or TailTarget(delta=smallest)  # (round-off carried: tilt at the answer too)
-        steep = replace(target, epsilon=answer if answer > 0.0 else None, max_tilt=_STEEPEST_TILT)
-        steeper = _refine(compose, measure, accuracy, absolute, max_points, interval, steep, widest=widest)
+        if carried:  # round-off carried: every query, tilted at the largest answer
+            retried, steep = ~tried, TailTarget(delta=smallest, epsilon=float(np.max(centre)))
+        else:  # swallowed: the largest delta left first, each at its own answer (a list needs several tilts)
+            retried = flat == np.max(np.where(untried, flat, -np.inf))
+            steep = replace(
+                target, delta=float(np.min(flat[retried])), epsilon=float(np.max(centre[retried]))
+            )
+        steep = replace(
+            steep, epsilon=steep.epsilon if steep.epsilon > 0.0 else None, max_tilt=_STEEPEST_TILT
+        )
+        steeper = _refine(
+            compose, measure, accuracy, absolute, max_points, bounds.interval, steep, widest=widest
+        )
         reached, work = bounds.reached and steeper.reached, bounds.work + steeper.work
         bounds = replace(_tightest(bounds, steeper), reached=reached, work=work)
         bounds = replace(
             bounds, carried=_excess(bounds, accuracy, absolute, widest) if bounds.carried else 0.0
         )
+        tried |= retried
+        carried = False
     return _shaped(bounds, delta.shape)
+
+
+def _excesses(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> np.ndarray:
+    """How much wider than asked the bounds are at each query (0 where they are not finite)."""
+    lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
+    with np.errstate(invalid="ignore"):
+        excess = upper - lower - _asked(lower, accuracy, absolute, widest)
+    return np.where(np.isfinite(excess), excess, 0.0)
 
 
 def _excess(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> float:
     """How much wider than asked the (finite) bounds are at the widest query."""
-    lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
-    with np.errstate(invalid="ignore"):
-        excess = upper - lower - _asked(lower, accuracy, absolute, widest)
-    return float(np.max(np.where(np.isfinite(excess), excess, 0.0), initial=0.0))
+    return float(np.max(_excesses(bounds, accuracy, absolute, widest), initial=0.0))
+
+
+def _retried(
+    bounds: Bounds,
+    target: TailTarget | None,
+    tried: np.ndarray,
+    accuracy: float,
+    absolute: float,
+    widest: float,
+) -> np.ndarray:
+    """The queries a steep retry of a tilted composition is still owed (epsilon_bounds): those the round-off
+    swallows and, once some retry ran, those left wider than asked (another query's tilt answered them)."""
+    if target is None:
+        return np.zeros(tried.shape, dtype=bool)
+    owed = np.atleast_1d(bounds.swallowed)
+    if np.any(tried):
+        owed = owed | (_excesses(bounds, accuracy, absolute, widest) > 0.0)
+    return owed & ~tried
 
 
 def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
