@@ -469,6 +469,10 @@ CASES = (
         "sgd --sampling-rate 0.00033 --noise-multiplier 4 --steps 10000 --delta 1e-10",
         (quote("--steps 10000 --delta 1e-10` gives [«0.044537», «0.044542»]", bounds()),),
     ),
+    Case(
+        "sgd --sampling-rate 1e-4 --noise-multiplier 0.8 --steps 100000 --delta 1e-12",
+        (quote("1e5 steps at 1e-12 gives [«0.9017», «0.9780»]", bounds(method="pld")),),
+    ),
 )
 
 

@@ -246,12 +246,14 @@ class NumericalPLD:
         if np.any(swallowed):
             reasons = tuple({"reason": _SWALLOWED} if gone else {} for gone in swallowed)
             figures[0] = replace(figures[0], details=reasons)
+        if np.any(swallowed) or np.any(bounds.rescued):
             figures += self._stand_in(queries)
         return figures
 
     def _stand_in(self, deltas: np.ndarray) -> list[Figures]:
-        """Where the round-off swallows a delta's upper bound: RDP's optimal conversion at every delta
-        asked, rigorous at any delta and looser than the PLD's (nothing where RDP does not apply)."""
+        """Where the round-off swallows a delta's upper bound, or widens it (Bounds.rescued): RDP's optimal
+        conversion at every delta asked, rigorous at any delta and often looser than the PLD's (nothing
+        where RDP does not apply)."""
         if self.specs is None:
             return []
         try:
@@ -321,8 +323,8 @@ _SWALLOWED = (
     "the PLD gives no upper bound here, only its lower bound"
 )
 _STAND_IN = (
-    "rdp: where the PLD's round-off swallows a delta, RDP's optimal conversion (rigorous at any delta, "
-    "looser) gives the upper bound, in rows of its own"
+    "rdp: where the PLD's round-off swallows a delta or widens its bounds, RDP's optimal conversion "
+    "(rigorous at any delta, often looser) gives an upper bound too, in rows of its own"
 )
 
 _NO_LOWER_PAIR = (

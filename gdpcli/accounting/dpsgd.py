@@ -46,7 +46,7 @@ from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
 from gdpcli.accounting.methods import REGISTRY, Plan, answering
 from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
-from gdpcli.core.roots import SearchLimitReached, largest_integer_where
+from gdpcli.core.roots import SearchLimitReached, largest_integer_at_most
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError, parameter, spelled
 from gdpcli.events import Run, Sampling
@@ -403,14 +403,14 @@ def largest_steps(run: Run, delta: float, target_epsilon: float, method: Method 
     mu_target = gdp_mu(target_epsilon, delta)
 
     def search(kind: Callable[[Guarantee], bool], guess: int) -> int:
-        """Two secant steps in the GDP scale (mu ~ sqrt(T)), then a fine bracket and bisection."""
+        """Two secant steps in the GDP scale (mu ~ sqrt(T)), then a fine bracket narrowed by interpolation."""
         for _ in range(2):
             epsilon = value(guess, kind)
             if not 0 < epsilon < math.inf:
                 break
             guess = _rescaled(guess, mu_target, gdp_mu(epsilon, delta))
-        return largest_integer_where(
-            lambda t: value(t, kind) <= target_epsilon, guess=guess, step=_FINE_STEP, limit=MAX_STEPS
+        return largest_integer_at_most(
+            lambda t: value(t, kind), target_epsilon, guess=guess, step=_FINE_STEP, limit=MAX_STEPS
         )
 
     def allowed(guarantee: Guarantee) -> bool:

@@ -7,6 +7,7 @@ bisection whenever a Newton step would leave it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -129,6 +130,45 @@ def largest_integer_where(
     while bad - good > 1:
         middle = (good + bad) // 2
         good, bad = (middle, bad) if holds(middle) else (good, middle)
+    return good
+
+
+def largest_integer_at_most(
+    value: Callable[[int], float], target: float, *, guess: int = 1, step: float = 1.0, limit: int = 10**12
+) -> int:
+    """The largest n in [0, limit] with value(n) <= target, for a value that grows with n (up to jitter:
+    the answer n then has value(n) <= target < value(n + 1)), as largest_integer_where finds it but with
+    fewer evaluations where value is smooth in n: the bracket is narrowed by interpolation (Illinois
+    variant of regula falsi: an end kept twice has its excess halved, so neither end stalls), by bisection
+    whenever an interpolation step failed to halve it. A step budget costs a PLD composition an
+    evaluation: from a 0.2 % bracket of 8e6 steps bisection takes 14 evaluations, interpolation about 5.
+    """
+    known: dict[int, float] = {}
+
+    def at(n: int) -> float:
+        if n not in known:
+            known[n] = float(value(n))
+        return known[n]
+
+    good, bad = _integer_bracket(lambda n: at(n) <= target, min(max(guess, 1), limit), step, limit)
+    if good == 0:
+        return 0
+    low, high = at(good) - target, at(bad) - target  # excesses: low <= 0 < high
+    moved, interpolate = 0, math.isfinite(high)  # the end replaced last: +1 good, -1 bad
+    while bad - good > 1:
+        width = bad - good
+        middle = good + (round(-low / (high - low) * width) if interpolate else width // 2)
+        middle = min(max(middle, good + 1), bad - 1)
+        excess = at(middle) - target
+        if excess <= 0:
+            good, low = middle, excess
+            high *= 0.5 if moved == 1 else 1.0  # Illinois: bad kept twice
+            moved = 1
+        else:
+            bad, high = middle, excess
+            low *= 0.5 if moved == -1 else 1.0  # Illinois: good kept twice
+            moved = -1
+        interpolate = 2 * (bad - good) <= width and math.isfinite(high) and high > low
     return good
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import mpmath as mp
@@ -214,9 +215,12 @@ def test_bad_input(gdpcli, args: tuple[str, ...]) -> None:
 
 def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:
     tiny = gdpcli("compose", "gaussian:sigma=3", "laplace:b=2", "--delta", "1e-300", "-f", "json")
-    found = {(row["method"], row["guarantee"]): row for row in rows(tiny)}
-    assert tiny.code == 0 and "round-off" in found[("pld", "upper_bound")]["reason"]  # swallowed: inf
-    assert found[("pld", "lower_bound")]["epsilon"] <= found[("rdp-optimal", "upper_bound")]["epsilon"]
+    found = {(row["method"], row["guarantee"]): row["epsilon"] for row in rows(tiny)}
+    # the round-off swallows 1e-300 at the lower bound: the upper bound through it is wide, and RDP's
+    # stands beside it
+    assert tiny.code == 0 and "round-off" in " ".join(json.loads(tiny.stdout)["notes"])
+    assert found[("pld", "lower_bound")] <= found[("pld", "upper_bound")] < math.inf
+    assert found[("pld", "lower_bound")] <= found[("rdp-optimal", "upper_bound")]
     assert math.isfinite(
         float(
             rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5", "-f", "json"))[0]["epsilon"]

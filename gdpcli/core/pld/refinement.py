@@ -37,6 +37,7 @@ _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can 
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
 _LOWER_BISECTIONS = 40  # bisection steps after them (_lower_epsilons)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
+_HALVINGS = 60  # the smallest share of delta, 2^-60, at which _upper_through looks for an upper bound
 
 MAX_WORK = 8e9
 """The largest work budget, that of the finest accuracies (work_budget)."""
@@ -61,7 +62,9 @@ class Bounds:
     they are at the widest query where the asked width was met but for the round-off they carry
     (Measurement.slack), which no finer grid removes; `work` is the grid work the refinement spent
     (Composed.work over its grids); `swallowed` marks the queries whose upper bound the round-off
-    swallowed on every grid (epsilon_bounds: upper is inf there, saying nothing of the truth)."""
+    swallowed on every grid (epsilon_bounds: upper is inf there, saying nothing of the truth), and
+    `rescued` those whose upper bound was found through a round-off that swallows delta at the lower
+    bound (epsilon_bounds: finite, but wide)."""
 
     upper: ArrayLike
     lower: ArrayLike
@@ -70,6 +73,7 @@ class Bounds:
     carried: float = 0.0
     work: float = 0.0
     swallowed: np.ndarray | bool = False
+    rescued: np.ndarray | bool = False
 
 
 def _loss_shape(pair: DominatingPair) -> tuple[float, float]:
@@ -250,6 +254,7 @@ def _shaped(bounds: Bounds, shape: tuple[int, ...]) -> Bounds:
         upper=as_output(np.reshape(bounds.upper, shape)),
         lower=as_output(np.reshape(bounds.lower, shape)),
         swallowed=np.reshape(np.broadcast_to(bounds.swallowed, np.shape(bounds.upper)), shape),
+        rescued=np.reshape(np.broadcast_to(bounds.rescued, np.shape(bounds.upper)), shape),
     )
 
 
@@ -335,11 +340,14 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     target = TailTarget(delta=smallest) if smallest < 1e3 * predicted_round_off(components) else None
 
     centres: list[np.ndarray] = []  # the upper PLDs' epsilons without round-off, grid by grid
+    rescued = np.full(flat.shape, np.inf)  # upper bounds through the round-off where it swallows delta
 
     def measure(composed: Composed) -> Measurement:
         lower = _lower_epsilons(composed, flat)
         floor = composed.round_off_at(np.maximum(lower, 0.0))
-        swallowed = floor > 0.5 * flat  # no rigorous upper bound from this composition
+        swallowed = floor > 0.5 * flat  # no upper bound from this composition at g(lower)
+        if np.any(swallowed):
+            rescued[swallowed] = np.minimum(rescued[swallowed], _upper_through(composed, flat[swallowed]))
         upper = np.where(
             swallowed, np.inf, _epsilons(composed.upper, np.where(swallowed, flat, flat - floor))
         )
@@ -382,7 +390,50 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
         )
         tried |= retried
         carried = False
-    return _shaped(bounds, delta.shape)
+    return _shaped(_rescue(bounds, rescued, accuracy, absolute, widest), delta.shape)
+
+
+def _rescue(bounds: Bounds, rescued: np.ndarray, accuracy: float, absolute: float, widest: float) -> Bounds:
+    """The bounds with the upper bound through the round-off (_upper_through, the tightest of all grids)
+    where every grid's round-off swallowed delta at its lower bound; swallowed stays only where none was
+    found. The round-off then leaves them wider than asked: `carried` says by how much."""
+    swallowed = np.atleast_1d(bounds.swallowed)
+    found = swallowed & np.isfinite(rescued)
+    if not np.any(found):
+        return bounds
+    upper = np.where(found, rescued * (1 + _SAFETY) + _SAFETY, np.atleast_1d(bounds.upper))
+    bounds = replace(bounds, upper=upper, swallowed=swallowed & ~found, rescued=found)
+    return replace(bounds, carried=max(bounds.carried, _excess(bounds, accuracy, absolute, widest)))
+
+
+def _upper_through(composed: Composed, deltas: np.ndarray) -> np.ndarray:
+    """Rigorous upper bounds on the epsilon at each delta where the round-off g(eps) (Composed.round_off_at,
+    non-increasing) is too large at the lower bound: any x with delta_upper(x) + e(x) + g(x) <= delta,
+    delta_upper the worst pessimistic profile and e its evaluation error (Composed.delta_error), has a
+    true delta(x) <= delta. The first of x_k = the pessimistic eps at delta 2^-k (k = 1 .. _HALVINGS) that
+    is such an x, then bisection down towards the eps at delta itself (below which none is) keeps the
+    smallest such x it meets; +inf where no x_k is one."""
+
+    def holds(x: np.ndarray) -> np.ndarray:
+        worst = np.max([np.atleast_1d(p.delta(x)) for p in composed.upper], axis=0)
+        with np.errstate(invalid="ignore"):
+            return worst + composed.delta_error(x) + composed.round_off_at(x) <= deltas
+
+    high = np.full(deltas.shape, np.inf)
+    for halving in range(1, _HALVINGS + 1):
+        open_ = ~np.isfinite(high)
+        if not np.any(open_):
+            break
+        candidate = _epsilons(composed.upper, deltas * 2.0**-halving)
+        high = np.where(open_ & np.isfinite(candidate) & holds(np.nan_to_num(candidate)), candidate, high)
+    found = np.isfinite(high)
+    low = np.where(found, _epsilons(composed.upper, deltas), 0.0)
+    high = np.where(found, high, 0.0)
+    for _ in range(_LOWER_BISECTIONS if np.any(found) else 0):
+        middle = 0.5 * (low + high)
+        below = holds(middle)
+        low, high = np.where(below, low, middle), np.where(below, middle, high)
+    return np.where(found, np.maximum(high, 0.0), np.inf)
 
 
 def _excesses(bounds: Bounds, accuracy: float, absolute: float, widest: float) -> np.ndarray:
