@@ -37,6 +37,12 @@ T = ceil(60 * 60000 / 256) = 14063 steps):
   # each example in one random batch an epoch: upper and lower bounds
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sampling balls-in-bins
+  # each example in exactly 60 random batches of the run's 14063 steps
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --steps 14063 --delta 1e-5 --sampling balls-in-bins --participations 60
+  # micro-batches of 64, 4 accumulated into each (noised) logical batch
+  gdpcli sgd --dataset-size 60000 --batch-size 64 --accumulation-steps 4 \\
+      --noise-multiplier 1.1 --epochs 60 --delta 1e-5
   # Poisson batches cut at 300: upper and lower bounds
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sampling truncated-poisson \\
