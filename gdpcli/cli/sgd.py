@@ -181,6 +181,8 @@ def command(
         f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
         + (f", groups of {run.group} records" if run.group > 1 else "")
+        + (f", {run.participations} batches of every {run.round_steps}" if run.participations > 1 else "")
+        + (f", logical batches of {accumulation} micro-batches" if accumulation is not None else "")
     )
     if output.plot:
         _plot(output.plot, f"{title}, T = {run.steps}", run, accuracy)
