@@ -50,6 +50,8 @@ LOWER_METHOD = "allocation-floor-lattice"
 """The lower bound's method: PLD of the floor-lattice post-processing over the complete epochs."""
 LOWER_MAX_TEST_METHOD = "allocation-max-test"
 """The lower bound where Chua et al.'s max test is the larger."""
+LOWER_EVERY_STEP_METHOD = "allocation-every-step"
+"""The lower bound where each example is in every step (participations = round steps): the Gaussian's PLD."""
 POISSON_METHOD = "as-if-poisson"
 """What a Poisson accountant would claim for the same rate, steps, noise and sensitivity."""
 
@@ -157,25 +159,19 @@ def _lattice_pairs(run: Run, accuracy: float) -> tuple[list[tuple[DominatingPair
     return (components if resolved else None), min(spacings)
 
 
-def _lower_pair(run: Run, accuracy: float) -> tuple[DominatingPair, str]:
-    """One complete round's dominated pair and its method: for k = 1 the floor-lattice pair (one batch an
-    epoch: the max test's), for k > 1 the k-out-of-t floor-lattice pair (t = k: the Gaussian's own pair,
-    to be composed k times)."""
+def _lower_components(run: Run, accuracy: float) -> tuple[list[tuple[DominatingPair, int]], str]:
+    """The complete rounds' dominated pairs, (pair, times), and their method: the k-out-of-t floor-lattice
+    pair (core.allocation.lower_pair) once a round; where t = k the example is in every step, the Gaussian
+    itself, k times a round (k = 1: the max test's pair of one batch)."""
     from gdpcli.core import allocation, shuffle
     from gdpcli.events import GDP
 
-    t, k, shift = run.round_steps, run.participations, run.step_mu
+    t, k, shift, rounds = run.round_steps, run.participations, run.step_mu, complete_rounds(run)
+    if t == 1:
+        return [(shuffle.max_test_pair(shift, 1), rounds)], LOWER_MAX_TEST_METHOD
     if t == k:
-        pair = GDP(shift).dominating_pair() if k > 1 else shuffle.max_test_pair(shift, 1)
-        return pair, LOWER_MAX_TEST_METHOD if k == 1 else LOWER_METHOD
-    return allocation.lower_pair(shift, t, accuracy, k)[0], LOWER_METHOD
-
-
-def _lower_components(run: Run, accuracy: float) -> tuple[list[tuple[DominatingPair, int]], str]:
-    """The complete rounds' dominated pairs, (pair, times), and their method (_lower_pair)."""
-    pair, method = _lower_pair(run, accuracy)
-    times = run.participations if run.round_steps == run.participations > 1 else 1
-    return [(pair, times * complete_rounds(run))], method
+        return [(GDP(shift).dominating_pair(), k * rounds)], LOWER_EVERY_STEP_METHOD
+    return [(allocation.lower_pair(shift, t, accuracy, k)[0], rounds)], LOWER_METHOD
 
 
 def lower(run: Run, deltas: np.ndarray, accuracy: float) -> Figures:

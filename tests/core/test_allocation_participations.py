@@ -104,7 +104,9 @@ def test_bounds_grow_with_participations_at_fixed_round() -> None:
     for k in (1, 2, 3, 4, 8):
         run = _round(8, k, 1.0, rounds=2)
         uppers.append(accounting.upper(run, deltas, ACCURACY).values[0])
-        lowers.append(accounting.lower(run, deltas, ACCURACY).values[0])
+        lower = accounting.lower(run, deltas, ACCURACY)
+        lowers.append(lower.values[0])
+    assert lower.method == accounting.LOWER_EVERY_STEP_METHOD
     assert uppers == sorted(uppers) and lowers == sorted(lowers)
     assert np.all(np.array(lowers) <= np.array(uppers))
     gdp_16 = _mp_gdp_epsilon(4.0, 1e-3)  # 4 = sqrt(16) x s, s = 1
