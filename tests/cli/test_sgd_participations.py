@@ -103,3 +103,16 @@ def test_library_refuses_participations_of_another_scheme() -> None:
 
     with pytest.raises(InputError, match="participations"):
         events.dpsgd(1.0, 0.1, 30, sampling="shuffle", participations=2)
+
+
+def test_calibrated_noise_round_trips(gdpcli) -> None:
+    """calibrate sgd rests on the rigorous upper bound of the K-participation run: fed back, its noise gives
+    epsilon <= the target."""
+    data = ("--dataset-size", "1000", "--batch-size", "100", "--steps", "40", "--sampling", "balls-in-bins")
+    data += ("--participations", "2", "--accuracy", "0.05")
+    [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
+    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
+    noise = repr(row["noise_multiplier"])
+    fed_back = rows_of(gdpcli("sgd", *data, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
+    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
+    assert fed_back[0]["participations"] == 2
