@@ -127,7 +127,13 @@ _KIND: dict[str, Any] = {
     "--verbose": bool,
 }
 _SHORT = {"--format": ("-f",), "--verbose": ("-v",)}
-_METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
+_METAVAR = {
+    "--format": "FORMAT",
+    "--plot": "FILE",
+    "--schedule": "FILE",
+    "--participations": "K",
+    "--accumulation-steps": "A",
+}
 (
     FormatOption,
     DeltaOption,
