@@ -312,6 +312,29 @@ CASES = (
         (quote("MNIST, 60 epochs: [«2.334», «2.339»], below Poisson's", bounds()),),
     ),
     Case(
+        f"sgd {MNIST} --steps 14063 --delta 1e-5 --sampling balls-in-bins --participations 60",
+        (
+            quote(
+                "the run's 14063 steps (one round of t = «14063»): [«2.329», «2.342»], below Poisson's "
+                "«2.382»",
+                column("round_steps", guarantee="upper_bound"),
+                bounds(),
+                column("epsilon", method="as-if-poisson"),
+            ),
+        ),
+    ),
+    Case(
+        "sgd --dataset-size 60000 --batch-size 64 --accumulation-steps 4 --noise-multiplier 1.1 --epochs 60 "
+        "--delta 1e-5",
+        (
+            quote(
+                "exactly («14063» logical steps, «56252» physical ones)",
+                column("steps", guarantee="upper_bound"),
+                column("physical_steps", guarantee="upper_bound"),
+            ),
+        ),
+    ),
+    Case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300",
         (
             quote(

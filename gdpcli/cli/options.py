@@ -80,6 +80,15 @@ _HELP: dict[str, str] = {
     "--schedule": "A run in phases, composed exactly: a CSV (header: steps|epochs, batch_size|sampling_rate, "
     "noise_multiplier[, sampling, sensitivity]) or JSON file of phases, an Opacus accountant history "
     "(JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.",
+    "--participations": "With --sampling balls-in-bins: each example in K distinct batches, a uniformly "
+    "random K of every round of t = ceil(K N / B) steps (K passes over the data; default 1: one batch an "
+    "epoch). Rigorous upper bound: the round as K one-batch allocations of about t / K steps (Feldman and "
+    "Shenfeld 2025); rigorous lower bound from the K-out-of-t pair itself.",
+    "--accumulation-steps": "Gradient accumulation: A micro-batches of --batch-size B make one logical "
+    "batch of A x B examples, q = A B / N, with noise drawn once per logical step (added to the sum of "
+    "the A micro-batches' clipped gradients; --noise-multiplier is that noise). --steps and --epochs count "
+    "logical (optimizer) steps; rows print steps and physical_steps = A x steps. Under Poisson sampling "
+    "the logical batch is one Poisson sample at rate A B / N, split into the micro-batches.",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
     "uniformly random B_max of them (needs --dataset-size).",
     "--group": "Group privacy: the guarantee for groups of K records (K records per user; default 1). "
@@ -111,12 +120,20 @@ _KIND: dict[str, Any] = {
     "--sensitivity": float | None,
     "--sampling": Batching,
     "--max-batch-size": int | None,
+    "--participations": int | None,
+    "--accumulation-steps": int | None,
     "--schedule": str | None,
     "--group": int | None,
     "--verbose": bool,
 }
 _SHORT = {"--format": ("-f",), "--verbose": ("-v",)}
-_METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
+_METAVAR = {
+    "--format": "FORMAT",
+    "--plot": "FILE",
+    "--schedule": "FILE",
+    "--participations": "K",
+    "--accumulation-steps": "A",
+}
 (
     FormatOption,
     DeltaOption,
@@ -137,6 +154,8 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
     SensitivityOption,
     BatchingOption,
     MaxBatchSizeOption,
+    ParticipationsOption,
+    AccumulationStepsOption,
     ScheduleOption,
     GroupOption,
     VerboseOption,
@@ -364,19 +383,33 @@ class RunOptions:
     sensitivity: float | None
     max_batch_size: int | None
     schedule: str | None
+    participations: int | None = None
+    accumulation_steps: int | None = None
+
+    @property
+    def logical_batch_size(self) -> int | None:
+        """A x B: the batch of one optimizer step (B itself without --accumulation-steps)."""
+        if self.batch_size is None:
+            return None
+        return self.batch_size * (self.accumulation_steps or 1)
 
     def sampling_rate_of(self) -> float:
-        """q from --sampling-rate or --batch-size / --dataset-size."""
+        """q from --sampling-rate or the logical batch A x B / --dataset-size."""
         from gdpcli.accounting import run
 
-        return run.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
+        return run.sampling_rate_of(self.dataset_size, self.logical_batch_size, self.sampling_rate)
 
     def rate_and_steps(self) -> tuple[float, int, float]:
-        """(q, T, epochs) of the run (see accounting.run.schedule)."""
+        """(q, T, epochs) of the run, T in logical steps (see accounting.run.schedule)."""
         from gdpcli.accounting import run
 
         return run.schedule(
-            self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps, self.sampling
+            self.dataset_size,
+            self.logical_batch_size,
+            self.sampling_rate,
+            self.epochs,
+            self.steps,
+            self.sampling,
         )
 
     def echo(self) -> dict[str, Any]:
@@ -400,6 +433,7 @@ class RunOptions:
             self.sensitivity,
             self.dataset_size,
             self.max_batch_size,
+            participations=1 if self.participations is None else self.participations,
         )
 
 
@@ -412,6 +446,8 @@ def run_options(
     sampling: BatchingOption = "poisson",  # type: ignore[assignment]
     sensitivity: SensitivityOption = None,
     max_batch_size: MaxBatchSizeOption = None,
+    participations: ParticipationsOption = None,
+    accumulation_steps: AccumulationStepsOption = None,
     schedule: ScheduleOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""
@@ -423,12 +459,15 @@ def run_options(
         "--steps": steps,
     }
     given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size}
+    given |= {"--participations": participations, "--accumulation-steps": accumulation_steps}
     clashing = [option for option, value in given.items() if value is not None]
     if schedule is not None and (clashing or sampling != "poisson"):
         raise InputError(
             f"--schedule gives the phases; {(clashing or ['--sampling'])[0]} cannot go with it",
             "put it in the schedule's columns",
         )
+    if accumulation_steps is not None:
+        _check_accumulation(accumulation_steps, dataset_size, batch_size, sampling_rate)
     return RunOptions(
         dataset_size,
         batch_size,
@@ -439,7 +478,28 @@ def run_options(
         sensitivity,
         max_batch_size,
         schedule,
+        participations,
+        accumulation_steps,
     )
+
+
+def _check_accumulation(
+    accumulation_steps: int, dataset_size: int | None, batch_size: int | None, sampling_rate: float | None
+) -> None:
+    """InputError unless A >= 1 multiplies a --batch-size (the micro-batch) into a logical batch A x B of
+    at most --dataset-size examples."""
+    if accumulation_steps < 1:
+        raise InputError(f"--accumulation-steps: must be a whole number >= 1, got {accumulation_steps}")
+    if sampling_rate is not None or batch_size is None:
+        raise InputError(
+            "--accumulation-steps multiplies --batch-size, the micro-batch",
+            "give --dataset-size and --batch-size; a --sampling-rate is already the logical batch's",
+        )
+    if dataset_size is not None and accumulation_steps * batch_size > dataset_size:
+        raise InputError(
+            f"the logical batch --accumulation-steps {accumulation_steps} x --batch-size {batch_size} = "
+            f"{accumulation_steps * batch_size} exceeds --dataset-size {dataset_size}"
+        )
 
 
 def read_schedule(path: str, dataset_size: int | None) -> tuple[Run, ...]:

@@ -37,6 +37,12 @@ T = ceil(60 * 60000 / 256) = 14063 steps):
   # each example in one random batch an epoch: upper and lower bounds
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sampling balls-in-bins
+  # each example in exactly 60 random batches of the run's 14063 steps
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --steps 14063 --delta 1e-5 --sampling balls-in-bins --participations 60
+  # micro-batches of 64, 4 accumulated into each (noised) logical batch
+  gdpcli sgd --dataset-size 60000 --batch-size 64 --accumulation-steps 4 \\
+      --noise-multiplier 1.1 --epochs 60 --delta 1e-5
   # Poisson batches cut at 300: upper and lower bounds
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sampling truncated-poisson \\
@@ -136,7 +142,9 @@ def command(
     else:
         q, total, _ = run_options.rate_and_steps()
     sampling = run_options.sampling
-    run = repeated(run_options.run(q, total or 1, noise_multiplier), runs)
+    run = run_options.run(q, total or 1, noise_multiplier)
+    _check_whole_rounds(run, runs)
+    run = repeated(run, runs)
     if group is not None:
         run = dataclasses.replace(run, group=group)
         check_run(run)
@@ -146,8 +154,9 @@ def command(
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
     answers = [] if budget_only else _answers(entries, deltas, notes)
-    rows = [_figure_row(run, answer) for answer in answers]
-    notes += _group_notes(run, answers)
+    accumulation = run_options.accumulation_steps
+    rows = [_figure_row(run, answer, accumulation) for answer in answers]
+    notes += _group_notes(run, answers) + _accumulation_note(accumulation, sampling)
     if target_epsilon is not None:
         budgets = [
             (
@@ -157,7 +166,7 @@ def command(
             for d in deltas
             for name, name_conversion in _budget_methods(entries, conversion)
         ]
-        rows += [_budget_row(budget, d, total) for d, budget in budgets]
+        rows += [_budget_row(budget, d, total, accumulation) for d, budget in budgets]
         notes += _budget_notes([budget for _, budget in budgets], total)
     inputs = options.echo_inputs(
         **run_options.echo() | {"sampling_rate": q, "steps": total},
@@ -172,6 +181,8 @@ def command(
         f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
         + (f", groups of {run.group} records" if run.group > 1 else "")
+        + (f", {run.participations} batches of every {run.round_steps}" if run.participations > 1 else "")
+        + (f", logical batches of {accumulation} micro-batches" if accumulation is not None else "")
     )
     if output.plot:
         _plot(output.plot, f"{title}, T = {run.steps}", run, accuracy)
@@ -238,18 +249,51 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
     plotting.plot_accountants(path, title, [accountant], [reference])
 
 
-def _context(run: Run) -> dict[str, Any]:
-    """The columns that describe the run, first in every row (group only for groups of K > 1 records)."""
-    return {
-        "sampling": run.sampling,
-        "neighbouring": run.neighbouring,
-        "sampling_rate": run.sampling_rate,
-        "noise_multiplier": run.noise_multiplier,
-        "sensitivity": run.step_sensitivity,
-        "step_mu": run.step_mu,
-        "steps": run.steps,
-        "epochs": run.epochs,
-    } | ({"group": run.group} if run.group > 1 else {})
+def _context(run: Run, accumulation: int | None) -> dict[str, Any]:
+    """The columns that describe the run, first in every row (group only for groups of K > 1 records,
+    participations only above 1; with gradient accumulation the steps are logical, physical_steps A T)."""
+    physical = {} if accumulation is None else {"physical_steps": accumulation * run.steps}
+    return (
+        {
+            "sampling": run.sampling,
+            "neighbouring": run.neighbouring,
+            "sampling_rate": run.sampling_rate,
+            "noise_multiplier": run.noise_multiplier,
+            "sensitivity": run.step_sensitivity,
+            "step_mu": run.step_mu,
+            "steps": run.steps,
+        }
+        | physical
+        | {"epochs": run.epochs}
+        | ({"participations": run.participations} if run.participations > 1 else {})
+        | ({"group": run.group} if run.group > 1 else {})
+    )
+
+
+def _check_whole_rounds(run: Run, runs: int) -> None:
+    """InputError for --runs K > 1 of balls-in-bins runs with participations that end inside a round: the
+    K-fold composition is the run of K T steps only when each run ends at a round's end."""
+    if runs > 1 and run.participations > 1 and run.steps % run.round_steps:
+        raise InputError(
+            f"--runs with --participations {run.participations} needs whole rounds of {run.round_steps} "
+            f"steps each, got {run.steps}",
+            "each run's partial round is a fresh one",
+        )
+
+
+def _accumulation_note(accumulation: int | None, sampling: str) -> list[str]:
+    """What the figures of a run with gradient accumulation assume (--accumulation-steps A)."""
+    if accumulation is None:
+        return []
+    note = (
+        f"steps are logical (optimizer) steps of {accumulation} micro-batches each, physical_steps = "
+        f"{accumulation} x steps; the figures assume ONE noise draw per logical step (noise_multiplier x C "
+        f"added to the sum of the {accumulation} micro-batches' clipped gradients); noise added to every "
+        "micro-batch is another mechanism, which these figures do not describe"
+    )
+    if sampling == "poisson":
+        note += "; the logical batch is one Poisson sample at rate q, split into the micro-batches"
+    return [note]
 
 
 def _skipped(entries: Plan) -> list[str]:
@@ -302,14 +346,14 @@ def _group_notes(run: Run, answers: list[Answer]) -> list[str]:
     ]
 
 
-def _figure_row(run: Run, answer: Answer) -> dict[str, Any]:
+def _figure_row(run: Run, answer: Answer, accumulation: int | None) -> dict[str, Any]:
     """One row: the run, delta, epsilon, (mu for the CLT), guarantee, method (and the RDP order used)."""
     from gdpcli.accounting import dpsgd
 
     figure = answer.figure
     extra = {"mu": dpsgd.clt_mu(run)} if figure.method == "clt" else {}
     return {
-        **_context(run),
+        **_context(run, accumulation),
         "delta": float(answer.queries[0]),
         "epsilon": float(figure.values[0]),
         **extra,
@@ -332,10 +376,10 @@ def _budget_methods(entries: Plan, conversion: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _budget_row(budget: Budget, delta: float, total: int | None) -> dict[str, Any]:
+def _budget_row(budget: Budget, delta: float, total: int | None, accumulation: int | None) -> dict[str, Any]:
     """The budget: the largest steps within the target, its epochs and bound, and what is known beyond."""
     row = {
-        **_context(budget.run),
+        **_context(budget.run, accumulation),
         "delta": delta,
         "target_epsilon": budget.target_epsilon,
         "epsilon": budget.epsilon if budget.steps else None,

@@ -41,6 +41,28 @@ M(theta) = E[e^{theta Y'}; Y' <= Y_max], M1(theta) = E[Y' e^{theta Y'}; Y' <= Y_
 partial sums are at most the whole, all terms being >= 0); and the FFT round-off, estimated as the PLD
 engine estimates its own (pld.convolve, ten times, as pld.ROUND_OFF_SAFETY), times the largest weight
 of a mass in the profile (T / b for remove, 1 for add). The lower pair subtracts the same round-off.
+
+k participations (k-out-of-t allocation, Feldman and Shenfeld 2025): every example lands in k distinct
+steps of a round of t, a uniformly random k-subset S. Its pair is P_k = C(t, k)^-1 sum_S N(s 1_S, I_t)
+against Q = N(0, I_t).
+
+* UPPER (`parts`): cut t into k parts t_i, r = t mod k of ceil(t / k) steps and k - r of floor(t / k).
+  Draw a uniformly random permutation pi of the t steps, cut its positions into consecutive blocks of
+  sizes t_i and pick one uniform position in each block: the image under a uniform pi of any k distinct
+  positions is a uniform k-subset, so this draws S as the allocation does. Given pi the blocks are k
+  independent 1-out-of-t_i allocations on disjoint steps, so P_k = E_pi[pi(P_1 x ... x P_k)] with P_i
+  the one-participation pair of t_i batches and Q = pi(Q); the hockey-stick divergence is convex in
+  the mixed argument, so H_x(P_k || Q) <= H_x(P_1 x ... x P_k || Q) and H_x(Q || P_k) likewise: the
+  product of the parts' pairs dominates the round in both directions. With adaptive steps (pi revealed,
+  a post-processing the other way) the k blocks are allocations run interleaved, each dominated by its
+  pair, and interleaved (concurrent) composition of f-DP mechanisms obeys the same product bound as
+  sequential composition (Vadhan and Zhang, "Concurrent Composition Theorems for Differential Privacy",
+  STOC 2023). This is Feldman and Shenfeld's reduction of k-out-of-t allocation to k allocations of
+  about t / k steps, with the floor/ceil parts of dp-accounting's random allocation accountant.
+* LOWER (`lower_pair` with participations k): the run in which the differing example's clipped
+  gradient is the same C v at every step, seen along v, releases exactly P_k or Q, so any
+  post-processing of (P_k, Q) is dominated by the mechanism. The statistic is K above; by symmetry its
+  law under P_k is that of k shifted coordinates and t - k plain ones, whatever S is.
 """
 
 from __future__ import annotations
@@ -313,20 +335,39 @@ def _discrete_profile(p: np.ndarray, q: np.ndarray, error: tuple[float, float]) 
     return profile
 
 
-def lower_pair(shift: float, batches: int, accuracy: float) -> tuple[DominatingPair, Lattice]:
-    """A pair dominated by one epoch's (P, Q) in both directions: the laws of the post-processing
+def lower_pair(
+    shift: float, batches: int, accuracy: float, participations: int = 1
+) -> tuple[DominatingPair, Lattice]:
+    """A pair dominated by one round's (P_k, Q) in both directions (k = participations < batches: each
+    example in k of the round's batches; one epoch for k = 1): the laws of the post-processing
     K = min(sum_t floor(Y_t / h), N) (module docstring). Compose it with pld.epsilon_bounds and use only
     `.lower`, a rigorous lower bound on the epsilon of the mechanism."""
     grid = lattice(shift, batches, accuracy)
+    if not 1 <= participations < grid.batches:
+        raise ValueError(f"participations must be in [1, {grid.batches}), got {participations}")
     q_cell, p_cell = _floor_masses(grid.shift, grid.spacing, grid.cells)
-    rest, error = _power(q_cell, grid.batches - 1, grid.points, clamp=True)
-    if rest is None:
-        q, p = q_cell[: grid.points], p_cell[: grid.points]
-    else:
-        (q, fresh_q), (p, fresh_p) = (_convolve(rest, c, grid.points, clamp=True) for c in (q_cell, p_cell))
-        error += max(fresh_q, fresh_p)
+    rest, error = _power(q_cell, grid.batches - participations, grid.points, clamp=True)
+    shifted = (q_cell, p_cell)
+    if participations > 1:
+        (q_part, q_error), (p_part, p_error) = (
+            _power(c, participations, grid.points, clamp=True) for c in shifted
+        )
+        shifted, error = (q_part, p_part), error + max(q_error, p_error)
+    (q, fresh_q), (p, fresh_p) = (_convolve(rest, c, grid.points, clamp=True) for c in shifted)
+    error += max(fresh_q, fresh_p)
     slack = ROUND_OFF_SAFETY * error
     pair = DominatingPair(
         remove=_discrete_profile(p, q, (slack, slack)), add=_discrete_profile(q, p, (slack, slack))
     )
     return pair, grid
+
+
+def parts(steps: int, participations: int) -> tuple[tuple[int, int], ...]:
+    """The k-out-of-t allocation's parts (module docstring, UPPER): ((size, count), ...), t mod k parts of
+    ceil(t / k) steps and the others of floor(t / k), those present only; the product of the parts'
+    one-participation pairs dominates the round."""
+    if not 1 <= participations <= steps:
+        raise ValueError(f"participations must be in [1, {steps}], got {participations}")
+    size, longer = divmod(steps, participations)
+    found = ((size, participations - longer), (size + 1, longer))
+    return tuple((length, count) for length, count in found if count)

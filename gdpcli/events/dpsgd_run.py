@@ -20,7 +20,7 @@ from gdpcli.events.gaussian import Gaussian
 from gdpcli.events.group import group_step
 from gdpcli.events.repeated import Repeated
 from gdpcli.events.sampled import Sampled, Step
-from gdpcli.events.sampling import Neighbouring, Sampling
+from gdpcli.events.sampling import Neighbouring, Sampling, batches_per_epoch
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class Run:
     std / C), batches drawn by `sampling` (a Sampling member; its word is taken too); sensitivity None
     means the neighbouring relation's own (events.Neighbouring.sensitivity). dataset_size N and
     max_batch_size matter to schemes that require them (truncated-poisson). group is K of group privacy
-    (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records."""
+    (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records. participations
+    k (balls-in-bins only): each example in k distinct batches of every round of round_steps batches."""
 
     sampling_rate: float
     steps: int
@@ -39,11 +40,12 @@ class Run:
     dataset_size: int | None = None
     max_batch_size: int | None = None
     group: int = 1
+    participations: int = 1
 
     def __post_init__(self) -> None:
         """InputError, naming the parameter, unless sigma and the sensitivity are positive and finite,
-        0 < q <= 1 and the sampling is a batch scheme's word (the steps are the accountant's to check: a
-        budget may be 0 steps)."""
+        0 < q <= 1, the sampling is a batch scheme's word and participations a whole number >= 1, above 1
+        only for balls-in-bins (the steps are the accountant's to check: a budget may be 0 steps)."""
         if not (math.isfinite(self.noise_multiplier) and self.noise_multiplier > 0):
             raise InputError(
                 f"{parameter('noise_multiplier')}: must be a positive finite number, got "
@@ -59,6 +61,25 @@ class Run:
         if self.sampling not in words:
             raise InputError(f"unknown sampling {self.sampling!r}", "allowed: " + ", ".join(words))
         object.__setattr__(self, "sampling", Sampling(self.sampling))
+        self._check_participations()
+
+    def _check_participations(self) -> None:
+        """InputError unless participations is a whole number >= 1, and 1 but for balls-in-bins."""
+        k = self.participations
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"{parameter('participations')}: must be a whole number >= 1, got {k!r}")
+        if k > 1 and self.sampling is not Sampling.BALLS_IN_BINS:
+            raise InputError(
+                f"{parameter('participations')} {k} counts the batches of each example under "
+                f"{parameter('sampling')} balls-in-bins, not {self.sampling}",
+                "drop it or use balls-in-bins",
+            )
+
+    @property
+    def round_steps(self) -> int:
+        """t, the steps of one allocation round of balls-in-bins: ceil(k N / B) = ceil(k / q), in which
+        each example is in k = participations distinct batches (for k = 1 an epoch, b = ceil(N / B))."""
+        return batches_per_epoch(self.sampling_rate / self.participations)
 
     @property
     def relation(self) -> Neighbouring:
@@ -121,6 +142,7 @@ def dpsgd(
     group: int = 1,
     dataset_size: int | None = None,
     max_batch_size: int | None = None,
+    participations: int = 1,
 ) -> Repeated | Run:
     """A DP-SGD run as an event: `steps` Gaussian steps with noise std = noise_multiplier x C (the Opacus,
     TF Privacy and dp-accounting convention), each on a batch drawn by `sampling` (any batch scheme,
@@ -128,11 +150,20 @@ def dpsgd(
     neighbouring relation unless given (Poisson: add/remove, 1; fixed-size batches: replace-one, 2), as in
     `gdpcli sgd`; at rate 1 every step sees the whole data. group=K: the guarantee for groups of K records
     (Poisson batches, each record sampled on its own). truncated-poisson needs dataset_size and
-    max_batch_size.
+    max_batch_size. participations=k (balls-in-bins): each example in k distinct batches of every round of
+    ceil(k / sampling_rate) steps, instead of one batch an epoch.
 
     The composition of its steps (a Repeated) where the scheme samples each step on its own, else the Run.
     """
     run = Run(
-        sampling_rate, steps, noise_multiplier, sampling, sensitivity, dataset_size, max_batch_size, group
+        sampling_rate,
+        steps,
+        noise_multiplier,
+        sampling,
+        sensitivity,
+        dataset_size,
+        max_batch_size,
+        group,
+        participations,
     )
     return run.spec() if run.sampling.per_step else run

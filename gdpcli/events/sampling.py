@@ -97,7 +97,8 @@ SCHEMES: dict[Sampling, Scheme] = {
     ),
     Sampling.BALLS_IN_BINS: Scheme(
         Neighbouring.ADD_REMOVE,
-        "each epoch every example in one uniformly random batch, add/remove neighbours: rigorous upper and "
+        "each epoch every example in one uniformly random batch (with --participations K: in K distinct "
+        "random batches of every round of ceil(K N / B) steps), add/remove neighbours: rigorous upper and "
         "lower bounds, Chua et al. 2025, Feldman and Shenfeld 2025",
         epochs_of_batches=True,
     ),
