@@ -82,6 +82,9 @@ _HELP: dict[str, str] = {
     "(JSON [[noise_multiplier, sample_rate, steps], ...]) or dp_accounting events as JSON; - reads stdin.",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
     "uniformly random B_max of them (needs --dataset-size).",
+    "--bands": "The b parts of --sampling cyclic-poisson (b = 1 is Poisson): step t samples part t mod b "
+    "only. With it --sampling-rate is the rate p within that part (jax_privacy's sampling_prob) and "
+    "--batch-size the expected batch B, p = b B / N; each example is in at most ceil(T / b) steps.",
     "--group": "Group privacy: the guarantee for groups of K records (K records per user; default 1). "
     "Exact for mechanisms that add noise to a query of bounded sensitivity (K times the sensitivity) and "
     "for GDP (K mu, GDP paper Thm 3); rigorous PLD bounds for Poisson-subsampled Gaussian steps, whose K "
@@ -111,12 +114,13 @@ _KIND: dict[str, Any] = {
     "--sensitivity": float | None,
     "--sampling": Batching,
     "--max-batch-size": int | None,
+    "--bands": int | None,
     "--schedule": str | None,
     "--group": int | None,
     "--verbose": bool,
 }
 _SHORT = {"--format": ("-f",), "--verbose": ("-v",)}
-_METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
+_METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE", "--sampling": "SCHEME"}
 (
     FormatOption,
     DeltaOption,
@@ -137,6 +141,7 @@ _METAVAR = {"--format": "FORMAT", "--plot": "FILE", "--schedule": "FILE"}
     SensitivityOption,
     BatchingOption,
     MaxBatchSizeOption,
+    BandsOption,
     ScheduleOption,
     GroupOption,
     VerboseOption,
@@ -364,17 +369,25 @@ class RunOptions:
     sensitivity: float | None
     max_batch_size: int | None
     schedule: str | None
+    bands: int | None = None
 
     def sampling_rate_of(self) -> float:
-        """q from --sampling-rate or --batch-size / --dataset-size."""
-        from gdpcli.accounting import run
+        """q from --sampling-rate or --batch-size / --dataset-size (p = b B / N with --bands b)."""
+        from gdpcli.accounting import cyclic_poisson, run
 
+        if self.bands is not None:
+            return cyclic_poisson.rate(self.dataset_size, self.batch_size, self.sampling_rate, self.bands)
         return run.sampling_rate_of(self.dataset_size, self.batch_size, self.sampling_rate)
 
     def rate_and_steps(self) -> tuple[float, int, float]:
-        """(q, T, epochs) of the run (see accounting.run.schedule)."""
-        from gdpcli.accounting import run
+        """(q, T, epochs) of the run (see accounting.run.schedule; cyclic_poisson.schedule with --bands)."""
+        from gdpcli.accounting import cyclic_poisson, run
 
+        if self.bands is not None:
+            p, steps = cyclic_poisson.schedule(
+                self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps, self.bands
+            )
+            return p, steps, self.run(p, steps, 1.0).epochs
         return run.schedule(
             self.dataset_size, self.batch_size, self.sampling_rate, self.epochs, self.steps, self.sampling
         )
@@ -400,6 +413,7 @@ class RunOptions:
             self.sensitivity,
             self.dataset_size,
             self.max_batch_size,
+            bands=self.bands,
         )
 
 
@@ -412,6 +426,7 @@ def run_options(
     sampling: BatchingOption = "poisson",  # type: ignore[assignment]
     sensitivity: SensitivityOption = None,
     max_batch_size: MaxBatchSizeOption = None,
+    bands: BandsOption = None,
     schedule: ScheduleOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""
@@ -422,7 +437,7 @@ def run_options(
         "--epochs": epochs,
         "--steps": steps,
     }
-    given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size}
+    given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size, "--bands": bands}
     clashing = [option for option, value in given.items() if value is not None]
     if schedule is not None and (clashing or sampling != "poisson"):
         raise InputError(
@@ -439,6 +454,7 @@ def run_options(
         sensitivity,
         max_batch_size,
         schedule,
+        bands,
     )
 
 

@@ -137,6 +137,11 @@ def command(
         q, total, _ = run_options.rate_and_steps()
     sampling = run_options.sampling
     run = repeated(run_options.run(q, total or 1, noise_multiplier), runs)
+    if runs > 1 and run.bands is not None and (run.steps // runs) % run.bands:
+        raise InputError(
+            f"--runs with --bands {run.bands} needs runs of whole cycles of {run.bands} steps",
+            "each run's first parts are sampled once more than the others",
+        )
     if group is not None:
         run = dataclasses.replace(run, group=group)
         check_run(run)
@@ -168,8 +173,9 @@ def command(
         max_epsilon=max_epsilon,
         group=group,
     )
+    rate = f"q = {q:.6g}" if run.bands is None else _cyclic_rate(run)
     title = (
-        f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
+        f"gdpcli sgd: {rate}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
         + (f", groups of {run.group} records" if run.group > 1 else "")
     )
@@ -178,6 +184,19 @@ def command(
     quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
     emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
+
+
+def _cyclic_rate(run: Run) -> str:
+    """The rate of a cyclic-Poisson run as the title gives it: p within the active part, the expected
+    batch's share and the most steps an example is in."""
+    from gdpcli.accounting.cyclic_poisson import participations
+
+    assert run.bands is not None
+    return (
+        f"p = {run.sampling_rate:.6g} within each of {run.bands} parts (expected batch "
+        f"{run.sampling_rate / run.bands:.6g} N), at most {participations(run.steps, run.bands)} steps per "
+        "example"
+    )
 
 
 def _schedule(
@@ -240,16 +259,29 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
 
 def _context(run: Run) -> dict[str, Any]:
     """The columns that describe the run, first in every row (group only for groups of K > 1 records)."""
-    return {
-        "sampling": run.sampling,
-        "neighbouring": run.neighbouring,
-        "sampling_rate": run.sampling_rate,
-        "noise_multiplier": run.noise_multiplier,
-        "sensitivity": run.step_sensitivity,
-        "step_mu": run.step_mu,
-        "steps": run.steps,
-        "epochs": run.epochs,
-    } | ({"group": run.group} if run.group > 1 else {})
+    return (
+        {
+            "sampling": run.sampling,
+            "neighbouring": run.neighbouring,
+            "sampling_rate": run.sampling_rate,
+            "noise_multiplier": run.noise_multiplier,
+            "sensitivity": run.step_sensitivity,
+            "step_mu": run.step_mu,
+            "steps": run.steps,
+            "epochs": run.epochs,
+        }
+        | ({"group": run.group} if run.group > 1 else {})
+        | _cyclic_context(run)
+    )
+
+
+def _cyclic_context(run: Run) -> dict[str, Any]:
+    """A cyclic-Poisson run's bands and the most steps one example is in (none for other schemes)."""
+    from gdpcli.accounting.cyclic_poisson import participations
+
+    if run.bands is None:
+        return {}
+    return {"bands": run.bands, "steps_per_example": participations(run.steps, run.bands)}
 
 
 def _skipped(entries: Plan) -> list[str]:
