@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit specs completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd mf noisy-gd gdpt-identify risk audit specs completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family canonical sgd' ;;
     esac
 }
@@ -15,6 +15,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
+        'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --no-amplification --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --bands --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
@@ -36,6 +37,7 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
+        'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --rectify -f --format --plot' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --bands --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
@@ -71,6 +73,12 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
         'gdpcli sgd --plot') echo '@files' ;;
+        'gdpcli mf --strategy') echo 'tree banded' ;;
+        'gdpcli mf --sensitivity') echo '@files' ;;
+        'gdpcli mf --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
+        'gdpcli mf --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
+        'gdpcli mf -f'|'gdpcli mf --format') echo 'table csv json' ;;
+        'gdpcli mf --plot') echo '@files' ;;
         'gdpcli noisy-gd --batching') echo 'cyclic full' ;;
         'gdpcli noisy-gd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli noisy-gd -f'|'gdpcli noisy-gd --format') echo 'table csv json' ;;
