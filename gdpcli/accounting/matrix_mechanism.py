@@ -40,7 +40,7 @@ from gdpcli import events
 from gdpcli.accounting import cyclic_poisson, planning
 from gdpcli.accounting.run import sampling_rate_of
 from gdpcli.errors import ComputationError, InputError, parameter
-from gdpcli.events import Gaussian, Repeated, Run, Sampling
+from gdpcli.events import Gaussian, Repeated, Run, Sampled, Sampling
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -65,8 +65,9 @@ class Mechanism:
     subject: what the planning path accounts (a Gaussian's composition, or a cyclic-Poisson Run).
     sensitivity: the Gaussian's, or each participation's (the cyclic-Poisson Run's), in units of C.
     participations: the most steps one example is in; per_epoch: tree steps an epoch; bands: b.
-    lower: a run whose lower bounds hold where the subject's do not (amplified, unequal column norms);
-        None when the subject's own hold. no_lower: no lower bound is computed (a column of norm 0).
+    lower: the steps whose composition's lower bounds hold where the subject's do not (amplified, an
+        example with the most steps meets smaller column norms); None when the subject's own hold, [] when
+        none is computed (that example meets columns of norm 0 only).
     """
 
     strategy: str
@@ -78,8 +79,7 @@ class Mechanism:
     participations: int
     per_epoch: int | None = None
     bands: int | None = None
-    lower: Run | None = None
-    no_lower: bool = False
+    lower: list[Repeated] | None = None
 
     @property
     def amplified(self) -> bool:
@@ -181,26 +181,28 @@ def _unamplified(
 
 
 def _amplified(run: Run, norms: np.ndarray | None) -> Mechanism:
-    """Cyclic Poisson sampling: the cyclic-Poisson run at the largest column norm, and where the norms of
-    the columns an example meets differ, the run at the least of them for the lower bounds."""
-    from gdpcli.core.matrix_mechanism import cyclic_norm_range
+    """Cyclic Poisson sampling: the cyclic-Poisson run at the largest column norm; where an example with
+    the most steps meets smaller norms, its steps at norms no larger than its columns' for the lower bounds
+    (each a post-processing of its own step: the composition lower-bounds that example's run)."""
+    from gdpcli.core.matrix_mechanism import cyclic_lower_levels
 
     assert run.bands is not None
-    top, low = (run.step_sensitivity,) * 2 if norms is None else cyclic_norm_range(norms, run.bands)
+    most = cyclic_poisson.participations(run.steps, run.bands)
+    top = run.step_sensitivity if norms is None else float(np.max(norms))
+    levels = [(top, most)] if norms is None else cyclic_lower_levels(norms, run.bands)
     run = dataclasses.replace(run, sensitivity=top)
-    lower = dataclasses.replace(run, sensitivity=low) if 0 < low < top else None
+    lower = None
+    if levels != [(top, most)]:
+        lower = [Repeated(_step(run, level), count) for level, count in levels]
     return Mechanism(
-        "banded",
-        run.neighbouring,
-        run.steps,
-        run.epochs,
-        run,
-        top,
-        cyclic_poisson.participations(run.steps, run.bands),
-        bands=run.bands,
-        lower=lower,
-        no_lower=low == 0,
+        "banded", run.neighbouring, run.steps, run.epochs, run, top, most, bands=run.bands, lower=lower
     )
+
+
+def _step(run: Run, norm: float) -> Gaussian | Sampled:
+    """One Poisson-sampled Gaussian step of the run at column norm `norm` (the Gaussian itself at rate 1)."""
+    gaussian = Gaussian(run.noise_multiplier, norm)
+    return gaussian if run.sampling_rate == 1.0 else Sampled(gaussian, run.sampling_rate, Sampling.POISSON)
 
 
 def _steps(epochs: float | None, steps: int | None, per_epoch: int) -> int:
@@ -280,17 +282,14 @@ def _parse_csv(path: str, hint: str) -> np.ndarray:
 
 def plan(mechanism: Mechanism, method: str, *, accuracy: float, conversion: str = "optimal") -> Plan:
     """Who answers for the mechanism under `method`: the planning path's accountants for its subject,
-    their lower bounds taken from the lower run where the subject's do not hold for the strategy."""
+    their lower bounds (auto, pld) taken from the PLD of its lower steps where the subject's do not hold
+    for the strategy."""
     entries = planning.plan(mechanism.subject, method, accuracy=accuracy, conversion=conversion)
-    if mechanism.lower is None and not mechanism.no_lower:
+    if mechanism.lower is None:
         return entries
-    lower = (
-        {}
-        if mechanism.lower is None
-        else dict(planning.plan(mechanism.lower, method, accuracy=accuracy, conversion=conversion))
-    )
+    lower = planning.plan(mechanism.lower, "pld", accuracy=accuracy)[0][1] if mechanism.lower else None
     return [
-        (name, found if isinstance(found, ComputationError) else _Bracketed(found, lower.get(name)))
+        (name, found if isinstance(found, ComputationError) else _Bracketed(found, lower))
         for name, found in entries
     ]
 

@@ -195,14 +195,15 @@ def _title(mechanism: Mechanism, noise_multiplier: float) -> str:
 
 def _notes(mechanism: Mechanism) -> list[str]:
     """Where the lower bounds of an amplified strategy come from, when not from its own run."""
-    if mechanism.lower is not None:
-        return [
-            f"lower bounds: the run at column norm {mechanism.lower.step_sensitivity:.6g} C, the least an "
-            f"example with {mechanism.participations} steps meets (the strategy's run dominates it)"
-        ]
-    if mechanism.no_lower:
-        return ["no lower bound: an example with the most steps meets a column of norm 0"]
-    return []
+    if mechanism.lower is None:
+        return []
+    if not mechanism.lower:
+        return ["no lower bound: an example with the most steps meets columns of norm 0 only"]
+    levels = ", ".join(f"{spec.times} at {spec.mechanism.sens:.6g} C" for spec in mechanism.lower)  # type: ignore[attr-defined]
+    return [
+        f"lower bounds: the steps of an example with {mechanism.participations} steps at column norms no "
+        f"larger than its own ({levels}); the upper bound takes every column at the largest norm"
+    ]
 
 
 def _rate_or_mu(mechanism: Mechanism, noise_multiplier: float) -> dict[str, float]:

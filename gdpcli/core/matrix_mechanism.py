@@ -56,12 +56,28 @@ def min_sep_squared_sensitivity(norms: np.ndarray, bands: int) -> float:
     return float(best[0])
 
 
-def cyclic_norm_range(norms: np.ndarray, bands: int) -> tuple[float, float]:
-    """(largest column norm, lower norm) of a b-banded strategy under cyclic participation (part j at steps
-    j, j + b, ...): every participation's sensitivity is at most the largest norm; an example of a part
-    with the most participations, ceil(T / b), has each at least the lower norm, the largest over those
-    parts of the least norm among its columns."""
-    steps = len(norms)
+NEAR_TOP = 1e-6
+"""Columns within this relative distance of the largest norm form the top level (a file's rounding)."""
+
+
+def cyclic_lower_levels(norms: np.ndarray, bands: int) -> list[tuple[float, int]]:
+    """The steps of one example with the most participations under cyclic participation (part j at steps
+    j, j + b, ...; the parts j < T mod b, or all when b divides T, have ceil(T / b)) as (norm, count)
+    levels its columns' norms are at least: the columns near the largest norm of the strategy (NEAR_TOP)
+    at the least of theirs, the others at the least of theirs (columns of norm 0 left out). Of those
+    parts, the one with the most columns near the largest norm, then the largest least norm."""
+    steps, top = len(norms), float(np.max(norms))
     most = -(-steps // bands)
-    full = [np.asarray(norms[j::bands]) for j in range(bands) if len(norms[j::bands]) == most]
-    return float(np.max(norms)), float(max(np.min(columns) for columns in full))
+    best: list[tuple[float, int]] = []
+    best_key = (-1, -1.0)
+    for part in range(bands):
+        columns = np.asarray(norms[part::bands], dtype=float)
+        if len(columns) < most:
+            continue
+        near = columns >= top * (1 - NEAR_TOP)
+        rest = columns[~near & (columns > 0)]
+        groups = [group for group in (columns[near], rest) if len(group)]
+        key = (int(np.sum(near)), float(np.min(rest)) if len(rest) else 0.0)
+        if key > best_key:
+            best_key, best = key, [(float(np.min(group)), len(group)) for group in groups]
+    return best

@@ -18,7 +18,7 @@ from scipy.stats import norm
 
 from gdpcli.accounting import matrix_mechanism as mf
 from gdpcli.core.matrix_mechanism import (
-    cyclic_norm_range,
+    cyclic_lower_levels,
     min_sep_squared_sensitivity,
     tree_height,
 )
@@ -159,7 +159,9 @@ def test_min_sep_sensitivity_is_the_best_pattern(seed, steps, bands) -> None:
 def test_cyclic_norms_of_the_worst_example() -> None:
     """Parts j < T mod b have ceil(T / b) steps: their least norms bound those examples' steps below."""
     norms = np.array([3.0, 1.0, 2.0, 5.0, 4.0, 0.5, 6.0])  # b = 3: parts {0, 3, 6}, {1, 4}, {2, 5}
-    assert cyclic_norm_range(norms, 3) == (6.0, 3.0)
+    assert cyclic_lower_levels(norms, 3) == [(6.0, 1), (3.0, 2)]
+    assert cyclic_lower_levels(np.array([2.0, 0.0, 2.0, 1.0]), 2) == [(2.0, 2)]  # part 0 has only the top
+    assert cyclic_lower_levels(np.array([0.0, 2.0, 0.0, 1.0]), 2) == [(2.0, 1), (1.0, 1)]  # zeros only: no
 
 
 def test_a_file_of_equal_columns_is_the_sensitivity(gdpcli, tmp_path) -> None:
@@ -187,8 +189,9 @@ def test_a_file_of_equal_columns_is_the_sensitivity(gdpcli, tmp_path) -> None:
 
 
 def test_unequal_columns_bound_from_both_norms(gdpcli, tmp_path) -> None:
-    """Columns of norm 1 and one of norm 0.5 in the worst part: the upper bound is the norm-1 run's, the
-    lower bound the norm-0.5 run's (dp-accounting's figures of the two events lie on their sides)."""
+    """Columns of norm 1 but one of norm 0.5 in each part: the upper bound is the run with every column at
+    norm 1 (the paper's Thm 4), the lower bound the composition of an example's own steps, 3 at norm 1 and
+    1 at 0.5 (dp-accounting's figures of the two events lie on their sides, the lower one within 1 %)."""
     matrix = np.eye(8)
     matrix[4, 4] = 0.5  # part 0 = steps {0, 2, 4, 6}; part 1 = {1, 3, 5, 7}: both have 4 steps
     matrix[5, 5] = 0.5
@@ -199,12 +202,15 @@ def test_unequal_columns_bound_from_both_norms(gdpcli, tmp_path) -> None:
         "--noise-multiplier", "3", "--delta", "1e-5", "-f", "json",
     )  # fmt: skip
     upper, lower = rows_of(outcome)
-    accountant = dpa.pld.PLDAccountant
-    high = accountant().compose(amplified_bandmf_event(3.0, 8, 2, 0.5)).get_epsilon(1e-5)
-    low = accountant().compose(amplified_bandmf_event(6.0, 8, 2, 0.5)).get_epsilon(1e-5)
-    assert lower["guarantee"] == "lower_bound" and lower["epsilon"] <= low * (1 + 1e-3)
+    step = dpa.PoissonSampledDpEvent
+    own = dpa.ComposedDpEvent(
+        [dpa.SelfComposedDpEvent(step(0.5, dpa.GaussianDpEvent(3.0)), 3), step(0.5, dpa.GaussianDpEvent(6.0))]
+    )
+    high = dpa.pld.PLDAccountant().compose(amplified_bandmf_event(3.0, 8, 2, 0.5)).get_epsilon(1e-5)
+    low = dpa.pld.PLDAccountant().compose(own).get_epsilon(1e-5)
+    assert lower["guarantee"] == "lower_bound" and low * 0.99 <= lower["epsilon"] <= low * (1 + 1e-3)
     assert upper["guarantee"] == "upper_bound" and upper["epsilon"] >= high * (1 - 1e-3)
-    assert any("column norm 0.5" in note for note in outcome.json()["notes"])
+    assert any("3 at 1 C, 1 at 0.5 C" in note for note in outcome.json()["notes"])
 
 
 def test_no_amplification_is_the_min_sep_gaussian(gdpcli, tmp_path) -> None:
