@@ -88,7 +88,7 @@ def clt_mu(run: Run) -> float:
     """
     from gdpcli.core import clt
 
-    run = _accounted(run)
+    run = accounted(run)
     mu_of = clt.sgd_mu_fixed if run.sampling is Sampling.FIXED else clt.sgd_mu_poisson
     return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
@@ -253,13 +253,13 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
     EVERY in that order, each with its accountant or the reason it cannot answer (a ComputationError whose
     hint says why)."""
     check_run(run)
-    run = _accounted(run)
+    run = accounted(run)
     _check_names(method, conversion)
     names = EVERY if method == "all" else (method,)
     return [(name, _planned(run, name, accuracy, conversion)) for name in names]
 
 
-def _accounted(run: Run) -> Run:
+def accounted(run: Run) -> Run:
     """The run the methods answer for: a cyclic-Poisson run's worst example's Poisson run, else itself."""
     return cyclic_poisson.reduced(run) if run.sampling is Sampling.CYCLIC_POISSON else run
 
@@ -308,7 +308,7 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
 def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
     """The figures a budget is decided on: the method's, but of a batch scheme only its upper bound (its
     lower bound and comparisons cannot certify anything and cost a PLD each)."""
-    run = _accounted(run)
+    run = accounted(run)
     if not run.sampling.per_step:
         check_run(run)
         return [BOUNDS[run.sampling].budget_figure(run, delta, method.accuracy)]

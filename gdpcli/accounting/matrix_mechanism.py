@@ -254,8 +254,10 @@ def read_strategy(path: str) -> np.ndarray:
     if path.endswith(".npy"):
         try:
             matrix = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise InputError(f"{_FILE}: cannot read {path!r}: {error}", hint) from None
+        except OSError as error:
+            raise InputError(f"{_FILE}: cannot read {path!r}: {error.strerror or error}", hint) from None
+        except ValueError:
+            raise InputError(f"{_FILE}: {path!r} is not a numpy array file", hint) from None
     else:
         matrix = _parse_csv(path, hint)
     if matrix.ndim == 2 and max(matrix.shape) > MAX_FILE_STEPS:

@@ -146,7 +146,7 @@ def command(
         run = dataclasses.replace(run, group=group)
         check_run(run)
     total = None if budget_only else run.steps
-    if output.plot and not run.sampling.per_step:
+    if output.plot and not (run.sampling.per_step or run.bands):
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
@@ -250,7 +250,7 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
     from gdpcli.accounting import dpsgd
     from gdpcli.cli import plot as plotting
 
-    spec = run.spec()
+    spec = dpsgd.accounted(run).spec()
     accountant = accounting.exact_accountant([spec]) or accounting.NumericalPLD([spec], accuracy)
     mu = dpsgd.clt_mu(run)
     reference = (f"CLT approximation $G_\\mu$, μ = {mu:.4g}", accounting.ApproximateGDP(mu))

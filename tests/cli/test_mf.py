@@ -291,6 +291,14 @@ def test_bad_strategy_files(gdpcli, tmp_path, text, message) -> None:
     assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
 
 
+def test_a_npy_file_that_is_no_array_is_refused(gdpcli, tmp_path) -> None:
+    path = tmp_path / "c.npy"
+    path.write_text("1,0\n1,1\n")
+    outcome = gdpcli(*BANDED, "--bands", "2", "--strategy-file", str(path), "--sampling-rate", "0.5")
+    assert outcome.code == 2 and "is not a numpy array file" in outcome.stderr
+    assert outcome.stderr.count("\n") == 1
+
+
 def test_tree_refuses_the_options_of_banded_strategies(gdpcli) -> None:
     outcome = gdpcli("mf", "--strategy", "tree", "--bands", "2", "--sampling-rate", "0.1", "--steps", "10",
                      "--noise-multiplier", "1", "--delta", "1e-5")  # fmt: skip
