@@ -129,8 +129,10 @@ def test_runs_need_whole_cycles(gdpcli) -> None:
     assert upper["steps"] == 1200 and upper["steps_per_example"] == 300
 
 
+@pytest.mark.slow
 def test_plot_draws_the_worst_examples_run(gdpcli, tmp_path) -> None:
-    """--plot draws the trade-off curve of the run it accounts: the worst example's Poisson steps."""
+    """--plot draws the trade-off curve of the run it accounts: the worst example's Poisson steps. Slow:
+    matplotlib's import."""
     path = tmp_path / "curve.svg"
     query = ("sgd", "--sampling-rate", "0.5", "--noise-multiplier", "1", "--steps", "4", "--delta", "1e-5")
     outcome = gdpcli(*query, "--sampling", "cyclic-poisson", "--bands", "2", "--plot", str(path), "-f", "csv")
