@@ -68,6 +68,8 @@ class Mechanism:
     lower: the steps whose composition's lower bounds hold where the subject's do not (amplified, an
         example with the most steps meets smaller column norms); None when the subject's own hold, [] when
         none is computed (that example meets columns of norm 0 only).
+    column_norm: the norm every column is taken at (a strategy given by its sensitivity); None where the
+        sensitivities come from the strategy itself (a tree, a matrix).
     """
 
     strategy: str
@@ -80,6 +82,7 @@ class Mechanism:
     per_epoch: int | None = None
     bands: int | None = None
     lower: list[Repeated] | None = None
+    column_norm: float | None = None
 
     @property
     def amplified(self) -> bool:
@@ -177,7 +180,17 @@ def _unamplified(
     squared = most * column**2 if norms is None else min_sep_squared_sensitivity(norms, bands)
     sensitivity = math.sqrt(squared)
     subject = [Repeated(Gaussian(noise_multiplier, sensitivity))]
-    return Mechanism("banded", ZERO_OUT, steps, steps / bands, subject, sensitivity, most, bands=bands)
+    return Mechanism(
+        "banded",
+        ZERO_OUT,
+        steps,
+        steps / bands,
+        subject,
+        sensitivity,
+        most,
+        bands=bands,
+        column_norm=column if norms is None else None,
+    )
 
 
 def _amplified(run: Run, norms: np.ndarray | None) -> Mechanism:
@@ -195,7 +208,16 @@ def _amplified(run: Run, norms: np.ndarray | None) -> Mechanism:
     if levels != [(top, most)]:
         lower = [Repeated(_step(run, level), count) for level, count in levels]
     return Mechanism(
-        "banded", run.neighbouring, run.steps, run.epochs, run, top, most, bands=run.bands, lower=lower
+        "banded",
+        run.neighbouring,
+        run.steps,
+        run.epochs,
+        run,
+        top,
+        most,
+        bands=run.bands,
+        lower=lower,
+        column_norm=top if norms is None else None,
     )
 
 

@@ -194,7 +194,13 @@ def _title(mechanism: Mechanism, noise_multiplier: float) -> str:
 
 
 def _notes(mechanism: Mechanism) -> list[str]:
-    """Where the lower bounds of an amplified strategy come from, when not from its own run."""
+    """What a given column norm assumes, and where the lower bounds of an amplified strategy come from
+    when not from its own run."""
+    if mechanism.column_norm is not None:
+        return [
+            f"every column of the strategy taken at norm {mechanism.column_norm:.6g} C (the figures hold for "
+            "such a strategy; --strategy-file computes them from a strategy's own columns)"
+        ]
     if mechanism.lower is None:
         return []
     if not mechanism.lower:

@@ -230,6 +230,17 @@ def test_no_amplification_is_the_min_sep_gaussian(gdpcli, tmp_path) -> None:
     assert gdp_delta(row["epsilon"], expected / 4) == pytest.approx(1e-5, rel=1e-9)
 
 
+def test_a_given_column_norm_says_what_it_assumes(gdpcli) -> None:
+    """--sensitivity S: every column at norm S; without amplification the run's sensitivity is sqrt(k) S."""
+    outcome = gdpcli(
+        "mf", "--strategy", "banded", "--bands", "4", "--no-amplification", "--sensitivity", "1.5",
+        "--steps", "10", "--noise-multiplier", "3", "--delta", "1e-5", "-f", "json",
+    )  # fmt: skip
+    [row] = rows_of(outcome)
+    assert row["sensitivity"] == pytest.approx(1.5 * math.sqrt(3), rel=1e-15)
+    assert any("every column of the strategy taken at norm 1.5 C" in note for note in outcome.json()["notes"])
+
+
 def test_cli_and_library_agree(gdpcli) -> None:
     rows = rows_of(
         gdpcli(
