@@ -18,8 +18,9 @@ strategy's output); sensitivities are in units of C.
   DP-SGD run of that sensitivity (gdpcli.accounting.cyclic_poisson), so every method answers it.
   Its lower bounds hold for the strategy when an example of a part with ceil(T / b) steps meets columns
   of that norm only (the run on datasets whose other gradients are 0 is the product of its steps'
-  subsampled Gaussians); otherwise the PLD lower bound is computed at the least norm such an example
-  meets, which that run dominates (a smaller shift is a post-processing of a larger one).
+  subsampled Gaussians); otherwise the PLD lower bound is that of such an example's own steps at norms
+  no larger than its columns' (core.matrix_mechanism.cyclic_lower_levels), which its run dominates (a
+  smaller shift is a post-processing of a larger one).
 
 A strategy is given by its sensitivity (--sensitivity S: every column of norm S, S = 1 for jax_privacy's
 column-normalized strategies) or as a matrix (CSV or .npy), from whose columns the sensitivities are
@@ -41,6 +42,7 @@ from gdpcli.accounting import cyclic_poisson, planning
 from gdpcli.accounting.run import sampling_rate_of
 from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Gaussian, Repeated, Run, Sampled, Sampling
+from gdpcli.expr import require_positive
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -103,6 +105,7 @@ def tree(
     steps, or as given. InputError for inconsistent inputs."""
     from gdpcli.core.matrix_mechanism import tree_squared_sensitivity
 
+    require_positive(noise_multiplier, parameter("noise_multiplier"))
     per_epoch = events.batches_per_epoch(sampling_rate_of(dataset_size, batch_size, sampling_rate))
     total = _steps(epochs, steps, per_epoch)
     sensitivity = math.sqrt(tree_squared_sensitivity(total, per_epoch))
@@ -137,6 +140,9 @@ def banded(
     batch B) or not (b-min-sep participation; an epoch is b steps). InputError for inconsistent inputs."""
     if not (isinstance(bands, int) and bands >= 1):
         raise InputError(f"{_BANDS}: must be a whole number >= 1, got {bands!r}")
+    require_positive(noise_multiplier, parameter("noise_multiplier"))
+    if sensitivity is not None:
+        require_positive(sensitivity, _SENSITIVITY)
     if strategy is not None and sensitivity is not None:
         raise InputError(
             f"give {_SENSITIVITY} or {_FILE}, not both", "the file's columns give the sensitivity"

@@ -302,6 +302,22 @@ def test_bad_strategy_files(gdpcli, tmp_path, text, message) -> None:
     assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: mf.tree(-1.0, sampling_rate=0.1, steps=10),
+        lambda: mf.banded(math.nan, 2, amplified=False, steps=10),
+        lambda: mf.banded(1.0, 2, amplified=False, steps=10, sensitivity=-1.0),
+        lambda: mf.banded(1.0, 2, steps=10, sampling_rate=0.5, sensitivity=math.inf),
+    ],
+)
+def test_the_library_refuses_bad_numbers(build) -> None:
+    from gdpcli.errors import InputError
+
+    with pytest.raises(InputError, match="must be finite and positive"):
+        build()
+
+
 def test_a_npy_file_that_is_no_array_is_refused(gdpcli, tmp_path) -> None:
     path = tmp_path / "c.npy"
     path.write_text("1,0\n1,1\n")
