@@ -253,10 +253,9 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
     EVERY in that order, each with its accountant or the reason it cannot answer (a ComputationError whose
     hint says why)."""
     check_run(run)
-    run = accounted(run)
     _check_names(method, conversion)
     names = EVERY if method == "all" else (method,)
-    return [(name, _planned(run, name, accuracy, conversion)) for name in names]
+    return [(name, _planned(accounted(run), name, accuracy, conversion, run.sampling)) for name in names]
 
 
 def accounted(run: Run) -> Run:
@@ -264,10 +263,12 @@ def accounted(run: Run) -> Run:
     return cyclic_poisson.reduced(run) if run.sampling is Sampling.CYCLIC_POISSON else run
 
 
-def _planned(run: Run, name: str, accuracy: float, conversion: str) -> RunFigures | ComputationError:
+def _planned(
+    run: Run, name: str, accuracy: float, conversion: str, scheme: Sampling
+) -> RunFigures | ComputationError:
     reason = unavailable(run, name)
     if reason is not None:
-        return ComputationError(f"{_METHOD} {name} is not available for {run.sampling} sampling", reason)
+        return ComputationError(f"{_METHOD} {name} is not available for {scheme} sampling", reason)
     return RunFigures(run, name, accuracy, conversion)
 
 
