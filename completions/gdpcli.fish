@@ -155,7 +155,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l no-amplification -d 'No samplin
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l dataset-size -x -d 'Number of examples N.'
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l batch-size -x -d 'The (expected) batch size B: p = b B / N under cyclic Poisson; ceil(N / B) steps an epoch for the tree.'
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l sampling-rate -x -d 'Cyclic Poisson: the rate p within the active part (jax_privacy\'s sampling_prob); tree: B / N, an epoch of ceil(1 / q) steps.'
-complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l epochs -x -d 'Epochs E: T = ceil(E N / B) steps (ceil(E b) without amplification).'
+complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l epochs -x -d 'Epochs E: T = ceil(E N / B) steps under cyclic Poisson, ceil(E n) for the tree (n = ceil(N / B) steps an epoch), ceil(E b) without amplification.'
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l steps -x -d 'Number of steps T (instead of --epochs).'
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l noise-multiplier -x -d 'Noise standard deviation / clipping norm C, per entry of the strategy\'s output (per tree node).'
 complete -c gdpcli -n '__gdpcli_is gdpcli mf' -l delta -x -d 'delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.'

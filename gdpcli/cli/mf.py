@@ -53,7 +53,8 @@ _HELP = {
     "tree: B / N, an epoch of ceil(1 / q) steps.",
     "--batch-size": "The (expected) batch size B: p = b B / N under cyclic Poisson; ceil(N / B) steps an "
     "epoch for the tree.",
-    "--epochs": "Epochs E: T = ceil(E N / B) steps (ceil(E b) without amplification).",
+    "--epochs": "Epochs E: T = ceil(E N / B) steps under cyclic Poisson, ceil(E n) for the tree (n = "
+    "ceil(N / B) steps an epoch), ceil(E b) without amplification.",
     "--noise-multiplier": "Noise standard deviation / clipping norm C, per entry of the strategy's output "
     "(per tree node).",
 }
