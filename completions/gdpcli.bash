@@ -3,7 +3,7 @@
 
 _gdpcli_subcommands() {  # the subcommands of a command path
     case "$*" in
-        'gdpcli') echo 'convert compose subsample sgd noisy-gd gdpt-identify risk audit specs completion calibrate' ;;
+        'gdpcli') echo 'convert compose subsample sgd mf noisy-gd gdpt-identify risk audit specs completion calibrate' ;;
         'gdpcli calibrate') echo 'gaussian laplace family canonical sgd' ;;
     esac
 }
@@ -14,11 +14,12 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -v --verbose -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
+        'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --no-amplification --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
-        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
-        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
+        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --accuracy -f --format --plot -h --help' ;;
         'gdpcli specs') echo '-h --help' ;;
         'gdpcli completion') echo '-h --help' ;;
         'gdpcli calibrate') echo '-h --help' ;;
@@ -26,7 +27,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format -h --help' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format -h --help' ;;
         'gdpcli calibrate canonical') echo '--quantiles --sens --recursive --sample --seed -f --format -h --help' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --epsilon --delta --mu --method --conversion --closed-form --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --epsilon --delta --mu --method --conversion --closed-form --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format -h --help' ;;
     esac
 }
 
@@ -35,16 +36,17 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -f --format --plot' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
+        'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --rectify -f --format --plot' ;;
-        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
-        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --noise-multiplier --accuracy -f --format --plot' ;;
+        'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
+        'gdpcli audit') echo '--tpr-hits --fpr-hits --trials --confidence --delta --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --accuracy -f --format --plot' ;;
         'gdpcli calibrate gaussian') echo '--epsilon --delta --mu --sens --max-tpr --at-fpr --max-advantage -f --format' ;;
         'gdpcli calibrate laplace') echo '--epsilon --sens -f --format' ;;
         'gdpcli calibrate family') echo '--noise --epsilon --delta -f --format' ;;
         'gdpcli calibrate canonical') echo '--quantiles --sens --sample --seed -f --format' ;;
-        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format' ;;
+        'gdpcli calibrate sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --epsilon --delta --mu --method --conversion --tolerance --accuracy --scale --max-tpr --at-fpr --max-advantage -f --format' ;;
     esac
 }
 
@@ -65,23 +67,29 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli subsample --method') echo 'auto clt all' ;;
         'gdpcli subsample -f'|'gdpcli subsample --format') echo 'table csv json' ;;
         'gdpcli subsample --plot') echo '@files' ;;
-        'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson cyclic-poisson' ;;
         'gdpcli sgd --schedule') echo '@files' ;;
         'gdpcli sgd --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
         'gdpcli sgd --plot') echo '@files' ;;
+        'gdpcli mf --strategy') echo 'tree banded' ;;
+        'gdpcli mf --sensitivity') echo '@files' ;;
+        'gdpcli mf --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
+        'gdpcli mf --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
+        'gdpcli mf -f'|'gdpcli mf --format') echo 'table csv json' ;;
+        'gdpcli mf --plot') echo '@files' ;;
         'gdpcli noisy-gd --batching') echo 'cyclic full' ;;
         'gdpcli noisy-gd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
         'gdpcli noisy-gd -f'|'gdpcli noisy-gd --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify -f'|'gdpcli gdpt-identify --format') echo 'table csv json' ;;
         'gdpcli gdpt-identify --plot') echo '@files' ;;
-        'gdpcli risk --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli risk --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson cyclic-poisson' ;;
         'gdpcli risk --schedule') echo '@files' ;;
         'gdpcli risk --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli risk -f'|'gdpcli risk --format') echo 'table csv json' ;;
         'gdpcli risk --plot') echo '@files' ;;
-        'gdpcli audit --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli audit --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson cyclic-poisson' ;;
         'gdpcli audit --schedule') echo '@files' ;;
         'gdpcli audit -f'|'gdpcli audit --format') echo 'table csv json' ;;
         'gdpcli audit --plot') echo '@files' ;;
@@ -89,7 +97,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli calibrate laplace -f'|'gdpcli calibrate laplace --format') echo 'table csv json' ;;
         'gdpcli calibrate family -f'|'gdpcli calibrate family --format') echo 'table csv json' ;;
         'gdpcli calibrate canonical -f'|'gdpcli calibrate canonical --format') echo 'table csv json' ;;
-        'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson' ;;
+        'gdpcli calibrate sgd --sampling') echo 'poisson fixed shuffle balls-in-bins truncated-poisson cyclic-poisson' ;;
         'gdpcli calibrate sgd --schedule') echo '@files' ;;
         'gdpcli calibrate sgd --method') echo 'auto exact pld rdp clt' ;;
         'gdpcli calibrate sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;

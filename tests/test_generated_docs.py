@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gdpcli import vocabulary
-from gdpcli.accounting import dpsgd, last_iterate
+from gdpcli.accounting import dpsgd, last_iterate, matrix_mechanism
 from gdpcli.accounting.gdpt_input import BUILTINS
 from gdpcli.cli import calibrate
 from gdpcli.events.spec import COMMON_KEYS, KIND_KEYS
@@ -30,6 +30,7 @@ SUBCOMMANDS = (
     "compose",
     "subsample",
     "sgd",
+    "mf",
     "noisy-gd",
     "calibrate",
     "gdpt-identify",
@@ -117,10 +118,13 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled
     if option == "--batching":
         return last_iterate.BATCHING
+    if option == "--strategy":
+        return matrix_mechanism.STRATEGIES
     methods = {
         "gdpcli convert": (*vocabulary.METHODS, *vocabulary.CONVERSIONS),
         "gdpcli compose": vocabulary.METHODS,
         "gdpcli sgd": vocabulary.METHODS,
+        "gdpcli mf": vocabulary.METHODS,
         "gdpcli risk": vocabulary.METHODS,
         "gdpcli calibrate sgd": ("auto", "exact", "pld", "rdp", "clt"),
         "gdpcli subsample": ("auto", "clt", "all"),

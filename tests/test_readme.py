@@ -345,6 +345,67 @@ CASES = (
         ),
     ),
     Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling cyclic-poisson --bands 4",
+        (
+            quote(
+                "MNIST with 4 bands: «3516» steps per example at p = «0.0171», [«5.347», «5.348»]",
+                column("steps_per_example", guarantee="upper_bound"),
+                column("sampling_rate", guarantee="upper_bound"),
+                bounds(),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling cyclic-poisson --bands 16",
+        (quote("16 bands: [«12.30», «12.31»]", bounds()),),
+    ),
+    Case(
+        f"mf --strategy banded --bands 4 {MNIST} --epochs 60 --delta 1e-5 --sensitivity 1.2",
+        (quote("(S = 1.2 above: [«7.619», «7.621»])", bounds()),),
+    ),
+    Case(
+        "mf --strategy banded --bands 4 --strategy-file examples/banded_strategy.csv --sampling-rate 0.5 "
+        "--noise-multiplier 2 --delta 1e-5",
+        (quote("whose last columns are cut short, gives [«2.773», «2.808»]", bounds()),),
+        slow=False,
+    ),
+    Case(
+        "mf --strategy banded --bands 4 --no-amplification --noise-multiplier 20 --epochs 60 --delta 1e-5",
+        (
+            quote(
+                "sensitivity «7.746» and epsilon «1.5004» above",
+                column("sensitivity"),
+                column("epsilon"),
+            ),
+        ),
+        slow=False,
+    ),
+    Case(
+        "mf --strategy tree --dataset-size 60000 --batch-size 256 --noise-multiplier 10 --epochs 5 "
+        "--delta 1e-5",
+        (
+            quote(
+                "MNIST, 5 epochs at sigma 10: mu = «0.63246», epsilon «2.5944»",
+                column("mu"),
+                column("epsilon"),
+            ),
+        ),
+        slow=False,
+    ),
+    Case(
+        "mf --strategy tree --sampling-rate 0.000625 --steps 1600 --noise-multiplier 1.13 --delta 1e-6 "
+        "--method all --conversion classic",
+        (
+            quote(
+                "the classic RDP conversion gives the paper's epsilon «19.74» for noise 1.13; the exact GDP "
+                "figure is «17.667»",
+                column("epsilon", method="rdp-classic"),
+                column("epsilon", method="gdp"),
+            ),
+        ),
+        slow=False,
+    ),
+    Case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2",
         (quote("gives [«5.264», «5.266»] (one example", bounds()),),
     ),

@@ -17,7 +17,10 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
 - `balls-in-bins`: each epoch every example in one uniformly random batch of b (add/remove neighbours),
   rigorous upper and lower bounds (gdpcli.accounting.balls_in_bins);
 - `truncated-poisson`: Poisson batches cut to at most B_max examples (add/remove neighbours), rigorous
-  upper and lower bounds (gdpcli.accounting.truncated_poisson).
+  upper and lower bounds (gdpcli.accounting.truncated_poisson);
+- `cyclic-poisson`: step t Poisson-samples part t mod b of the data (add/remove neighbours): the worst
+  example's ceil(T / b) Poisson steps (gdpcli.accounting.cyclic_poisson.reduced), planned as that Poisson
+  run so that every method answers it.
 Each scheme that is no composition of sampled steps declares its SchemeBounds (gdpcli.accounting.schemes),
 collected in BOUNDS. The run itself (rate, steps, noise, scheme, checks) is gdpcli.accounting.run's.
 
@@ -41,8 +44,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdpcli.accounting import Figures, balls_in_bins, shuffled_batches, truncated_poisson
-from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest
+from gdpcli.accounting import Figures, balls_in_bins, cyclic_poisson, shuffled_batches, truncated_poisson
+from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest, split_by_query
 from gdpcli.accounting.methods import REGISTRY, Plan, answering
 from gdpcli.accounting.run import MAX_STEPS, check_run
 from gdpcli.accounting.schemes import SchemeBounds
@@ -59,7 +62,12 @@ EVERY = tuple(REGISTRY)
 CONVERSIONS = (*RDP_CONVERSIONS, "all")
 BOUNDS: dict[Sampling, SchemeBounds] = {
     bounds.sampling: bounds
-    for bounds in (shuffled_batches.BOUNDS, balls_in_bins.BOUNDS, truncated_poisson.BOUNDS)
+    for bounds in (
+        shuffled_batches.BOUNDS,
+        balls_in_bins.BOUNDS,
+        truncated_poisson.BOUNDS,
+        cyclic_poisson.BOUNDS,
+    )
 }
 """The bounds of every batch scheme that is no composition of independently sampled steps."""
 _FINE_STEP = 0.002  # the same after two secant steps
@@ -80,6 +88,7 @@ def clt_mu(run: Run) -> float:
     """
     from gdpcli.core import clt
 
+    run = accounted(run)
     mu_of = clt.sgd_mu_fixed if run.sampling is Sampling.FIXED else clt.sgd_mu_poisson
     return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
@@ -231,8 +240,7 @@ class RunFigures:
         if not self.run.sampling.per_step:
             scheme = BOUNDS[self.run.sampling]
             return [(float(delta), scheme.figures(self.run, float(delta), self.accuracy)) for delta in deltas]
-        found = self._at(deltas)
-        return [(float(delta), [figure.at(index) for figure in found]) for index, delta in enumerate(deltas)]
+        return split_by_query(self._at(deltas), deltas)
 
     def _at(self, deltas: np.ndarray) -> list[Figures]:
         run, method = self.run, self.method
@@ -255,13 +263,20 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
     check_run(run)
     _check_names(method, conversion)
     names = EVERY if method == "all" else (method,)
-    return [(name, _planned(run, name, accuracy, conversion)) for name in names]
+    return [(name, _planned(accounted(run), name, accuracy, conversion, run.sampling)) for name in names]
 
 
-def _planned(run: Run, name: str, accuracy: float, conversion: str) -> RunFigures | ComputationError:
+def accounted(run: Run) -> Run:
+    """The run the methods answer for: a cyclic-Poisson run's worst example's Poisson run, else itself."""
+    return cyclic_poisson.reduced(run) if run.sampling is Sampling.CYCLIC_POISSON else run
+
+
+def _planned(
+    run: Run, name: str, accuracy: float, conversion: str, scheme: Sampling
+) -> RunFigures | ComputationError:
     reason = unavailable(run, name)
     if reason is not None:
-        return ComputationError(f"{_METHOD} {name} is not available for {run.sampling} sampling", reason)
+        return ComputationError(f"{_METHOD} {name} is not available for {scheme} sampling", reason)
     return RunFigures(run, name, accuracy, conversion)
 
 
@@ -302,6 +317,7 @@ def certified(run: Run, delta: float, method: Method = Method()) -> Figures:
 def _budget_figures(run: Run, delta: float, method: Method) -> list[Figures]:
     """The figures a budget is decided on: the method's, but of a batch scheme only its upper bound (its
     lower bound and comparisons cannot certify anything and cost a PLD each)."""
+    run = accounted(run)
     if not run.sampling.per_step:
         check_run(run)
         return [BOUNDS[run.sampling].budget_figure(run, delta, method.accuracy)]

@@ -42,6 +42,21 @@ class Figures:
         return replace(self, quantity=quantity, values=values)
 
 
+def split_by_query(found: Sequence[Figures], queries: np.ndarray) -> list[tuple[float, list[Figures]]]:
+    """(query, its figures, one value each) for each query of figures answered at all of them."""
+    return [(float(query), [figure.at(index) for figure in found]) for index, query in enumerate(queries)]
+
+
+def by_delta(accountant: Accountant, deltas: np.ndarray) -> list[tuple[float, list[Figures]]]:
+    """(delta, its figures, one value each) for each delta, all asked at once: the accountant's own
+    by_delta where it has one (a DP-SGD run, whose batch scheme may answer delta by delta), else its
+    epsilon at every delta, split."""
+    own = getattr(accountant, "by_delta", None)
+    if own is not None:
+        return own(deltas)
+    return split_by_query(accountant.epsilon(deltas), deltas)
+
+
 def smallest(found: Sequence[Figures], kind: Callable[[Guarantee], bool] | None = None) -> Figures:
     """The smallest first value among the figures whose label is of the kind (by default exact or
     upper_bound: what a budget or a claim may rest on); ComputationError when there is none."""

@@ -28,6 +28,7 @@ COMMANDS = {
     "compose": "compose",
     "subsample": "subsample",
     "sgd": "sgd",
+    "mf": "mf",
     "noisy-gd": "noisy_gd",
     "calibrate": "calibrate",
     "gdpt-identify": "gdpt",

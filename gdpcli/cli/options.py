@@ -91,6 +91,9 @@ _HELP: dict[str, str] = {
     "the logical batch is one Poisson sample at rate A B / N, split into the micro-batches.",
     "--max-batch-size": "The cap B_max of --sampling truncated-poisson: a batch of more examples is cut to a "
     "uniformly random B_max of them (needs --dataset-size).",
+    "--bands": "The b parts of --sampling cyclic-poisson (b = 1 is Poisson): step t samples part t mod b "
+    "only. With it --sampling-rate is the rate p within that part (jax_privacy's sampling_prob) and "
+    "--batch-size the expected batch B, p = b B / N; each example is in at most ceil(T / b) steps.",
     "--group": "Group privacy: the guarantee for groups of K records (K records per user; default 1). "
     "Exact for mechanisms that add noise to a query of bounded sensitivity (K times the sensitivity) and "
     "for GDP (K mu, GDP paper Thm 3); rigorous PLD bounds for Poisson-subsampled Gaussian steps, whose K "
@@ -122,6 +125,7 @@ _KIND: dict[str, Any] = {
     "--max-batch-size": int | None,
     "--participations": int | None,
     "--accumulation-steps": int | None,
+    "--bands": int | None,
     "--schedule": str | None,
     "--group": int | None,
     "--verbose": bool,
@@ -131,6 +135,7 @@ _METAVAR = {
     "--format": "FORMAT",
     "--plot": "FILE",
     "--schedule": "FILE",
+    "--sampling": "SCHEME",
     "--participations": "K",
     "--accumulation-steps": "A",
 }
@@ -156,6 +161,7 @@ _METAVAR = {
     MaxBatchSizeOption,
     ParticipationsOption,
     AccumulationStepsOption,
+    BandsOption,
     ScheduleOption,
     GroupOption,
     VerboseOption,
@@ -385,6 +391,7 @@ class RunOptions:
     schedule: str | None
     participations: int | None = None
     accumulation_steps: int | None = None
+    bands: int | None = None
 
     @property
     def logical_batch_size(self) -> int | None:
@@ -394,15 +401,29 @@ class RunOptions:
         return self.batch_size * (self.accumulation_steps or 1)
 
     def sampling_rate_of(self) -> float:
-        """q from --sampling-rate or the logical batch A x B / --dataset-size."""
-        from gdpcli.accounting import run
+        """q from --sampling-rate or the logical batch A x B / --dataset-size (p = b B / N with --bands b)."""
+        from gdpcli.accounting import cyclic_poisson, run
 
-        return run.sampling_rate_of(self.dataset_size, self.logical_batch_size, self.sampling_rate)
+        batch = self.logical_batch_size
+        if self.bands is not None:
+            return cyclic_poisson.rate(self.dataset_size, batch, self.sampling_rate, self.bands)
+        return run.sampling_rate_of(self.dataset_size, batch, self.sampling_rate)
 
     def rate_and_steps(self) -> tuple[float, int, float]:
-        """(q, T, epochs) of the run, T in logical steps (see accounting.run.schedule)."""
-        from gdpcli.accounting import run
+        """(q, T, epochs) of the run, T in logical steps (see accounting.run.schedule; cyclic_poisson.schedule
+        with --bands)."""
+        from gdpcli.accounting import cyclic_poisson, run
 
+        if self.bands is not None:
+            p, steps = cyclic_poisson.schedule(
+                self.dataset_size,
+                self.logical_batch_size,
+                self.sampling_rate,
+                self.epochs,
+                self.steps,
+                self.bands,
+            )
+            return p, steps, self.run(p, steps, 1.0).epochs
         return run.schedule(
             self.dataset_size,
             self.logical_batch_size,
@@ -434,6 +455,7 @@ class RunOptions:
             self.dataset_size,
             self.max_batch_size,
             participations=1 if self.participations is None else self.participations,
+            bands=self.bands,
         )
 
 
@@ -448,6 +470,7 @@ def run_options(
     max_batch_size: MaxBatchSizeOption = None,
     participations: ParticipationsOption = None,
     accumulation_steps: AccumulationStepsOption = None,
+    bands: BandsOption = None,
     schedule: ScheduleOption = None,
 ) -> RunOptions:
     """The run group (sgd, calibrate sgd)."""
@@ -458,7 +481,7 @@ def run_options(
         "--epochs": epochs,
         "--steps": steps,
     }
-    given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size}
+    given |= {"--sensitivity": sensitivity, "--max-batch-size": max_batch_size, "--bands": bands}
     given |= {"--participations": participations, "--accumulation-steps": accumulation_steps}
     clashing = [option for option, value in given.items() if value is not None]
     if schedule is not None and (clashing or sampling != "poisson"):
@@ -480,6 +503,7 @@ def run_options(
         schedule,
         participations,
         accumulation_steps,
+        bands,
     )
 
 

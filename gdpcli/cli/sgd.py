@@ -149,7 +149,7 @@ def command(
         run = dataclasses.replace(run, group=group)
         check_run(run)
     total = None if budget_only else run.steps
-    if output.plot and not run.sampling.per_step:
+    if output.plot and not (run.sampling.per_step or run.bands):
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
@@ -177,8 +177,9 @@ def command(
         max_epsilon=max_epsilon,
         group=group,
     )
+    rate = f"q = {q:.6g}" if run.bands is None else _cyclic_rate(run)
     title = (
-        f"gdpcli sgd: q = {q:.6g}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
+        f"gdpcli sgd: {rate}, sigma = {noise_multiplier:g}, {sampling} sampling ({run.neighbouring}, "
         f"sensitivity {run.step_sensitivity:g} C, mu per step {run.step_mu:.6g})"
         + (f", groups of {run.group} records" if run.group > 1 else "")
         + (f", {run.participations} batches of every {run.round_steps}" if run.participations > 1 else "")
@@ -189,6 +190,19 @@ def command(
     quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
     emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
+
+
+def _cyclic_rate(run: Run) -> str:
+    """The rate of a cyclic-Poisson run as the title gives it: p within the active part, the expected
+    batch's share and the most steps an example is in."""
+    from gdpcli.accounting.cyclic_poisson import participations
+
+    assert run.bands is not None
+    return (
+        f"p = {run.sampling_rate:.6g} within each of {run.bands} parts (expected batch "
+        f"{run.sampling_rate / run.bands:.6g} N), at most {participations(run.steps, run.bands)} steps per "
+        "example"
+    )
 
 
 def _schedule(
@@ -242,7 +256,7 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
     from gdpcli.accounting import dpsgd
     from gdpcli.cli import plot as plotting
 
-    spec = run.spec()
+    spec = dpsgd.accounted(run).spec()
     accountant = accounting.exact_accountant([spec]) or accounting.NumericalPLD([spec], accuracy)
     mu = dpsgd.clt_mu(run)
     reference = (f"CLT approximation $G_\\mu$, μ = {mu:.4g}", accounting.ApproximateGDP(mu))
@@ -251,7 +265,8 @@ def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
 
 def _context(run: Run, accumulation: int | None) -> dict[str, Any]:
     """The columns that describe the run, first in every row (group only for groups of K > 1 records,
-    participations only above 1; with gradient accumulation the steps are logical, physical_steps A T)."""
+    participations only above 1, bands for cyclic-Poisson runs; with gradient accumulation the steps are
+    logical, physical_steps A T)."""
     physical = {} if accumulation is None else {"physical_steps": accumulation * run.steps}
     return (
         {
@@ -267,17 +282,24 @@ def _context(run: Run, accumulation: int | None) -> dict[str, Any]:
         | {"epochs": run.epochs}
         | ({"participations": run.participations} if run.participations > 1 else {})
         | ({"group": run.group} if run.group > 1 else {})
+        | _cyclic_context(run)
     )
 
 
 def _check_whole_rounds(run: Run, runs: int) -> None:
-    """InputError for --runs K > 1 of balls-in-bins runs with participations that end inside a round: the
-    K-fold composition is the run of K T steps only when each run ends at a round's end."""
+    """InputError for --runs K > 1 of runs that end inside a round: the K-fold composition is the run of
+    K T steps only when each run ends at a round's end (balls-in-bins with participations: a round of
+    round_steps; cyclic-Poisson: a cycle of its bands)."""
     if runs > 1 and run.participations > 1 and run.steps % run.round_steps:
         raise InputError(
             f"--runs with --participations {run.participations} needs whole rounds of {run.round_steps} "
             f"steps each, got {run.steps}",
             "each run's partial round is a fresh one",
+        )
+    if runs > 1 and run.bands is not None and run.steps % run.bands:
+        raise InputError(
+            f"--runs with --bands {run.bands} needs runs of whole cycles of {run.bands} steps",
+            "each run's first parts are sampled once more than the others",
         )
 
 
@@ -294,6 +316,15 @@ def _accumulation_note(accumulation: int | None, sampling: str) -> list[str]:
     if sampling == "poisson":
         note += "; the logical batch is one Poisson sample at rate q, split into the micro-batches"
     return [note]
+
+
+def _cyclic_context(run: Run) -> dict[str, Any]:
+    """A cyclic-Poisson run's bands and the most steps one example is in (none for other schemes)."""
+    from gdpcli.accounting.cyclic_poisson import participations
+
+    if run.bands is None:
+        return {}
+    return {"bands": run.bands, "steps_per_example": participations(run.steps, run.bands)}
 
 
 def _skipped(entries: Plan) -> list[str]:
@@ -313,18 +344,19 @@ def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answe
     import numpy as np
 
     from gdpcli.accounting import Answer, planning
+    from gdpcli.accounting.figures import by_delta
     from gdpcli.cli import queries
     from gdpcli.errors import ComputationError
 
     answers = []
     for found in planning.answering(entries):
         try:
-            answered = found.by_delta(np.array(deltas))
+            answered = by_delta(found, np.array(deltas))
         except ComputationError:
             answered = []
             for delta in deltas:
                 try:
-                    answered += found.by_delta(np.array([delta]))
+                    answered += by_delta(found, np.array([delta]))
                 except ComputationError as error:
                     if len(entries) == 1:
                         raise

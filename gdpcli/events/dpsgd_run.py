@@ -28,9 +28,11 @@ class Run:
     """One DP-SGD run: T steps at rate q (Poisson) or p = m/n (fixed size), noise multiplier sigma (noise
     std / C), batches drawn by `sampling` (a Sampling member; its word is taken too); sensitivity None
     means the neighbouring relation's own (events.Neighbouring.sensitivity). dataset_size N and
-    max_batch_size matter to schemes that require them (truncated-poisson). group is K of group privacy
-    (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records. participations
-    k (balls-in-bins only): each example in k distinct batches of every round of round_steps batches."""
+    max_batch_size matter to schemes that require them (truncated-poisson); bands b to cyclic-poisson, whose
+    rate is the per-step rate p within the active part (an epoch is b / p steps). group is K of group
+    privacy (K records per user, each sampled on its own: gdpcli.accounting.group), 1 for records.
+    participations k (balls-in-bins only): each example in k distinct batches of every round of
+    round_steps batches."""
 
     sampling_rate: float
     steps: int
@@ -41,6 +43,7 @@ class Run:
     max_batch_size: int | None = None
     group: int = 1
     participations: int = 1
+    bands: int | None = None
 
     def __post_init__(self) -> None:
         """InputError, naming the parameter, unless sigma and the sensitivity are positive and finite,
@@ -57,10 +60,14 @@ class Run:
             )
         if not 0 < self.sampling_rate <= 1:
             raise InputError(f"the sampling rate must be in (0, 1], got {self.sampling_rate!r}")
+        if self.bands is not None and not (isinstance(self.bands, int) and self.bands >= 1):
+            raise InputError(f"{parameter('bands')}: must be a whole number >= 1, got {self.bands!r}")
         words = [scheme.value for scheme in Sampling]
         if self.sampling not in words:
             raise InputError(f"unknown sampling {self.sampling!r}", "allowed: " + ", ".join(words))
         object.__setattr__(self, "sampling", Sampling(self.sampling))
+        if self.bands is not None and "bands" not in self.sampling.facts.requires:
+            raise InputError(f"{parameter('bands')} splits the data of the cyclic-poisson scheme", "drop it")
         self._check_participations()
 
     def _check_participations(self) -> None:
@@ -108,10 +115,11 @@ class Run:
 
     @property
     def epochs(self) -> float:
-        """Passes over the data: T q (T / b where an epoch is b = ceil(N / B) batches)."""
+        """Passes over the data: T q (T / b where an epoch is b = ceil(N / B) batches; T p / b with b
+        bands)."""
         if self.sampling.facts.epochs_of_batches:
             return self.steps / self.sampling.steps_per_epoch(self.sampling_rate)
-        return self.steps * self.sampling_rate
+        return self.steps * self.sampling_rate / (self.bands or 1)
 
     def with_steps(self, steps: int) -> Run:
         """The same run with another number of steps."""
@@ -143,6 +151,7 @@ def dpsgd(
     dataset_size: int | None = None,
     max_batch_size: int | None = None,
     participations: int = 1,
+    bands: int | None = None,
 ) -> Repeated | Run:
     """A DP-SGD run as an event: `steps` Gaussian steps with noise std = noise_multiplier x C (the Opacus,
     TF Privacy and dp-accounting convention), each on a batch drawn by `sampling` (any batch scheme,
@@ -150,7 +159,8 @@ def dpsgd(
     neighbouring relation unless given (Poisson: add/remove, 1; fixed-size batches: replace-one, 2), as in
     `gdpcli sgd`; at rate 1 every step sees the whole data. group=K: the guarantee for groups of K records
     (Poisson batches, each record sampled on its own). truncated-poisson needs dataset_size and
-    max_batch_size. participations=k (balls-in-bins): each example in k distinct batches of every round of
+    max_batch_size, cyclic-poisson its bands (sampling_rate is then the rate within the active part).
+    participations=k (balls-in-bins): each example in k distinct batches of every round of
     ceil(k / sampling_rate) steps, instead of one batch an epoch.
 
     The composition of its steps (a Repeated) where the scheme samples each step on its own, else the Run.
@@ -165,5 +175,6 @@ def dpsgd(
         max_batch_size,
         group,
         participations,
+        bands,
     )
     return run.spec() if run.sampling.per_step else run

@@ -20,7 +20,9 @@ class Sampling(_Word):
 
     poisson and fixed draw each step's sample on its own (a run of them is a composition of `Sampled`
     steps); shuffle, balls-in-bins and truncated-poisson draw the batches of a whole run together, so that
-    their runs are no such composition (gdpcli.accounting.dpsgd accounts them by their own bounds).
+    their runs are no such composition (gdpcli.accounting.dpsgd accounts them by their own bounds);
+    cyclic-poisson samples each step within one of b parts of the data, so that one example's run is the
+    composition of its ceil(T / b) Poisson-sampled steps (gdpcli.accounting.cyclic_poisson).
     """
 
     POISSON = "poisson"
@@ -28,6 +30,7 @@ class Sampling(_Word):
     SHUFFLE = "shuffle"
     BALLS_IN_BINS = "balls-in-bins"
     TRUNCATED_POISSON = "truncated-poisson"
+    CYCLIC_POISSON = "cyclic-poisson"
 
     @property
     def facts(self) -> Scheme:
@@ -107,6 +110,13 @@ SCHEMES: dict[Sampling, Scheme] = {
         "Poisson batches cut to at most --max-batch-size examples, add/remove neighbours: rigorous upper "
         "and lower bounds, Chua et al. 2025, arXiv:2508.15089",
         requires=("dataset_size", "max_batch_size"),
+    ),
+    Sampling.CYCLIC_POISSON: Scheme(
+        Neighbouring.ADD_REMOVE,
+        "the data split into --bands parts b, step t Poisson-samples part t mod b at rate p (jax_privacy's "
+        "sampling_prob; expected batch p N / b), add/remove neighbours: each example is in at most "
+        "ceil(T / b) Poisson-sampled Gaussian steps, Choquette-Choo et al. 2023, arXiv:2306.08153, Thm 4",
+        requires=("bands",),
     ),
 }
 """Every batch scheme's entry, in the order --sampling lists them."""

@@ -187,13 +187,16 @@ points = st.tuples(st.floats(1.001, 500.0), st.floats(1e-4, 50.0), st.floats(1e-
 @settings(max_examples=50, deadline=None)
 @given(point=points)
 @example(point=(1.001, 0.00390625, 0.005))  # broke when newton_on_active started from lo (1.8e-11)
+@example(point=(1.001, 0.021419451902246672, 0.021419451902246672))  # 2.2e-12 apart
 def test_optimal_is_smallest_and_vectorized_equals_scalar(point: tuple[float, float, float]) -> None:
+    """The vectorized root is the scalar one to a few ulps of the conversion's conditioning, which grows like
+    1 / (alpha - 1) (its terms are divided by alpha - 1): 1e-12 relative at alpha 2, 1e-9 at 1.001."""
     alpha, rdp_eps, delta = point
     optimal = rdp.epsilon(alpha, rdp_eps, delta, "optimal")
     others = [rdp.epsilon(alpha, rdp_eps, delta, m) for m in ("classic", "improved", "lemma1")]
     assert 0.0 <= optimal <= min(others)
     batch = rdp.epsilon(np.array([alpha, 2.0]), np.array([rdp_eps, 0.5]), delta, "optimal")
-    assert batch[0] == pytest.approx(optimal, rel=1e-12)
+    assert batch[0] == pytest.approx(optimal, rel=1e-12 / min(alpha - 1.0, 1.0))
 
 
 @settings(max_examples=50, deadline=None)

@@ -1,0 +1,117 @@
+"""DP-SGD with cyclic Poisson batches: the data is split into b parts (bands), and step t draws its batch
+from part t mod b only, each of its examples joining independently with probability p (jax_privacy's
+CyclicPoissonSampling and `amplified_bandmf_event`; Choquette-Choo et al., "(Amplified) Banded Matrix
+Factorization", NeurIPS 2023, arXiv:2306.08153, Sec. 5, Algorithm 2). The expected batch is p N / b, so
+from a dataset of N and an expected batch of B the rate is p = b B / N; an epoch is b / p steps. b = 1 is
+Poisson sampling.
+
+Neighbouring relation: add/remove one example (dp_accounting's PLD gives zero-out the same figures). An
+example of part j is in the batches of steps j, j + b, j + 2b, ... only: in ceil(T / b) of the T steps
+for the parts j < T mod b (or every part when b divides T), floor(T / b) for the others. The steps
+outside its part do not read it, so its privacy loss is that of the composition of its k = ceil(T / b)
+Poisson-subsampled Gaussian steps (adaptive composition), the worst example's: `reduced` is that run,
+answered by every method that answers Poisson runs (the reduction of the paper's Thm 4 with the identity
+strategy; a banded strategy's sensitivity enters as the step's sensitivity, gdpcli.accounting.mf).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gdpcli.accounting.figures import PESSIMISTIC, Figures
+from gdpcli.accounting.run import sampling_rate_of
+from gdpcli.accounting.run import schedule as run_schedule
+from gdpcli.accounting.schemes import SchemeBounds
+from gdpcli.errors import InputError, parameter
+from gdpcli.events import Run, Sampling
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.figures import Accountant
+
+_BANDS, _BATCH_SIZE, _DATASET_SIZE = map(parameter, ("bands", "batch_size", "dataset_size"))
+
+
+def participations(steps: int, bands: int) -> int:
+    """k = ceil(T / b): the most steps one example's part is sampled in (parts j < T mod b)."""
+    return -(-steps // bands)
+
+
+def reduced(run: Run) -> Run:
+    """The Poisson run of the worst example of a cyclic-Poisson run: k = ceil(T / b) steps at the rate p
+    and the run's sensitivity (module docstring). InputError without bands."""
+    bands = check_bands(run)
+    return dataclasses.replace(
+        run,
+        sampling=Sampling.POISSON,
+        steps=participations(run.steps, bands),
+        sensitivity=run.step_sensitivity,
+        bands=None,
+    )
+
+
+def check_bands(run: Run) -> int:
+    """b of a cyclic-Poisson run; InputError where it is missing."""
+    if run.bands is None:
+        raise InputError(f"{parameter('sampling')} cyclic-poisson needs {_BANDS}", "the number of parts b")
+    return run.bands
+
+
+def rate(dataset_size: int | None, batch_size: int | None, sampling_rate: float | None, bands: int) -> float:
+    """p: the given rate, or b B / N from the expected batch B; InputError where b B > N (a part of N / b
+    examples cannot hold an expected batch of B)."""
+    if sampling_rate is not None:
+        return sampling_rate_of(dataset_size, batch_size, sampling_rate)
+    expected = sampling_rate_of(dataset_size, batch_size, None)
+    assert dataset_size is not None and batch_size is not None  # checked by sampling_rate_of
+    if bands * batch_size > dataset_size:
+        raise InputError(
+            f"{_BANDS} {bands} x {_BATCH_SIZE} {batch_size} exceeds {_DATASET_SIZE} {dataset_size}",
+            "each of the b parts, N / b examples, must hold the expected batch B",
+        )
+    return min(expected * bands, 1.0)
+
+
+def schedule(
+    dataset_size: int | None,
+    batch_size: int | None,
+    sampling_rate: float | None,
+    epochs: float | None,
+    steps: int | None,
+    bands: int,
+) -> tuple[float, int]:
+    """(p, T) of a cyclic-Poisson run: T = ceil(E N / B) = ceil(E b / p) steps for E epochs (an epoch passes
+    over every part once in expectation), or the given steps; the checks are accounting.run.schedule's."""
+    if bands < 1:
+        raise InputError(f"{_BANDS}: must be a whole number >= 1, got {bands}")
+    p = rate(dataset_size, batch_size, sampling_rate, bands)
+    _, steps_of_rate, _ = run_schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
+    if sampling_rate is None or epochs is None:
+        return p, steps_of_rate  # ceil(E N / B): an epoch is N / B steps whatever b
+    return p, math.ceil(Fraction(repr(float(epochs))) * bands / Fraction(repr(float(sampling_rate))))
+
+
+def _figures(run: Run, delta: float, accuracy: float) -> list[Figures]:
+    """The rigorous PLD bounds of the reduced run (what `gdpcli sgd --method pld` prints for it)."""
+    return _accountant(run, accuracy).epsilon(np.asarray([delta]))
+
+
+def _budget_figure(run: Run, delta: float, accuracy: float) -> Figures:
+    """The upper bound a budget rests on."""
+    return next(f for f in _figures(run, delta, accuracy) if f.side is PESSIMISTIC)
+
+
+def _accountant(run: Run, accuracy: float) -> Accountant:
+    """The reduced run's composition of Poisson-subsampled Gaussian steps, by the PLD accountant."""
+    from gdpcli.accounting.accountants import NumericalPLD
+
+    return NumericalPLD([reduced(run).spec()], accuracy)
+
+
+BOUNDS = SchemeBounds(Sampling.CYCLIC_POISSON, _figures, _budget_figure, _accountant)
+"""The scheme for the paths that ask a batch scheme for its bounds (risk, the Python API); `gdpcli sgd`
+plans the reduced run itself (gdpcli.accounting.dpsgd), so that every method answers it."""
