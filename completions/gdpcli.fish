@@ -112,7 +112,7 @@ complete -c gdpcli -n '__gdpcli_is gdpcli compose' -l plot -r -F -d 'Also draw t
 complete -c gdpcli -n '__gdpcli_is gdpcli compose' -s h -l help -d 'Show this message and exit.'
 complete -c gdpcli -n '__gdpcli_is gdpcli compose' -a 'gdp:mu= gaussian:sigma= laplace:b= dp:eps= rr:keep= dgauss:sigma= shuffle:eps0= shuffle-rr:eps0= zcdp:rho= rdp:alpha= tradeoff:file= profile:file=' -d 'SPECS'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l rate -x -d 'Sampling rate p in (0, 1]: the chance that a record is in the sample.'
-complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l sampling -x -a 'poisson fixed' -d 'poisson (add/remove neighbours) | fixed (samples of exactly m = p n, replace-one neighbours).'
+complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l sampling -x -a 'poisson fixed' -d 'poisson (add/remove neighbours) | fixed (batches of exactly B, replace-one neighbours).'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l delta -x -d 'delta value(s) at which to report epsilon: D, D1,D2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l epsilon -x -d 'epsilon value(s) at which to report delta: E, E1,E2,... or START:STOP:NUM.'
 complete -c gdpcli -n '__gdpcli_is gdpcli subsample' -l alpha -x -d 'Type I error(s) alpha at which to report the trade-off beta = f(alpha).'

@@ -19,3 +19,8 @@ pessimistic and optimistic epsilons about 5e-5 a step apart, so a purely relativ
 than that for a large epsilon after few steps (an epsilon of 137 after 100 steps: 0.07 against 0.0025),
 where half of it costs little (0.33-0.43 s at 1 and 100 steps, benchmarks/README.md). (0.005 when the
 default accuracy was 0.005: the same 2.5e-5 a step; a tenth of the gap cost 2x the time for nothing.)"""
+
+NOISE_TOLERANCE = 1e-3
+"""The relative tolerance on the noise multiplier that a noise search stops at (`calibrate sgd --tolerance`,
+gdpcli.get_noise_multiplier): the noise found meets the target, and one this much lower does not. One value
+for both, so that they return the same noise."""

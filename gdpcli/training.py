@@ -31,15 +31,12 @@ from typing import Any, Protocol
 from gdpcli import account, events
 from gdpcli.accounting import calibration
 from gdpcli.accounting.run import Run, schedule
-from gdpcli.defaults import DEFAULT_ACCURACY
+from gdpcli.defaults import DEFAULT_ACCURACY, NOISE_TOLERANCE
 from gdpcli.errors import InputError
 
 MECHANISM = "gdpcli"
 """The accountant's name (`Accountant.mechanism()`), as Opacus names its own "rdp", "prv" and "gdp"."""
 
-NOISE_TOLERANCE = 1e-3
-"""The relative tolerance on the noise multiplier that `gdpcli calibrate sgd` searches to by default
-(its --tolerance): get_noise_multiplier searches to it too, so that both return the same noise."""
 
 Phase = tuple[float, float, int]
 """(noise_multiplier, sample_rate, steps): consecutive steps with the same noise and rate, as in Opacus."""

@@ -15,6 +15,8 @@ CONVERSIONS = ("classic", "improved", "lemma1", "lemma2", "optimal")
 SAMPLING = tuple(scheme.value for scheme in Sampling if scheme.per_step)
 """--sampling of one step (spec key sampling=, subsample): Poisson (add/remove neighbours) or a fixed-size
 sample (replace-one)."""
+SAMPLING_HELP = " | ".join(f"{scheme} ({scheme.facts.help})" for scheme in Sampling if scheme.per_step) + "."
+"""The --sampling help of one step (subsample), from the schemes' entries."""
 BATCHING = tuple(scheme.value for scheme in Sampling)
 """--sampling of a DP-SGD run (sgd, calibrate sgd): every batch scheme (events.Sampling)."""
 BATCHING_HELP = " | ".join(f"{scheme} ({scheme.facts.help})" for scheme in Sampling) + "."

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from gdpcli.cli import options
+from gdpcli.defaults import NOISE_TOLERANCE
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
@@ -422,7 +423,7 @@ def sgd(
     closed_form: ClosedFormOption = False,
     tolerance: Annotated[
         float, typer.Option("--tolerance", help="Relative search tolerance on the noise multiplier.")
-    ] = 1e-3,
+    ] = NOISE_TOLERANCE,
     accuracy: options.AccuracyOption = options.DEFAULT_ACCURACY,
     scale: Annotated[
         Scale,

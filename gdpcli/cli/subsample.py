@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gdpcli import vocabulary
 from gdpcli.cli import options
 from gdpcli.errors import InputError
 
@@ -55,7 +56,7 @@ SamplingOption = Annotated[
     options.Sampling,
     typer.Option(
         "--sampling",
-        help="poisson (add/remove neighbours) | fixed (samples of exactly m = p n, replace-one neighbours).",
+        help=vocabulary.SAMPLING_HELP,
     ),
 ]
 

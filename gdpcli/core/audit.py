@@ -19,7 +19,7 @@ import math
 
 from scipy import special
 
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 
 
 def clopper_pearson(hits: int, trials: int, level: float) -> tuple[float, float]:
@@ -58,9 +58,9 @@ def mu_lower(tpr_low: float, fpr_high: float) -> float:
 def check(true_hits: int, false_hits: int, trials: int, confidence: float) -> None:
     """InputError unless 0 <= hits <= trials, trials >= 1 and 0 < confidence < 1."""
     if trials < 1:
-        raise InputError(f"--trials: must be >= 1, got {trials}")
-    for option, hits in (("--tpr-hits", true_hits), ("--fpr-hits", false_hits)):
+        raise InputError(f"{parameter('trials')}: must be >= 1, got {trials}")
+    for name, hits in (("tpr_hits", true_hits), ("fpr_hits", false_hits)):
         if not 0 <= hits <= trials:
-            raise InputError(f"{option}: {hits} is not between 0 and --trials {trials}")
+            raise InputError(f"{parameter(name)}: {hits} is not between 0 and {parameter('trials')} {trials}")
     if not 0.0 < confidence < 1.0:
-        raise InputError(f"--confidence: {confidence!r} is not in (0, 1)")
+        raise InputError(f"{parameter('confidence')}: {confidence!r} is not in (0, 1)")

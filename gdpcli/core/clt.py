@@ -34,7 +34,7 @@ from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.normal import Phi, Phi_inv, phi
 from gdpcli.core.roots import bracketed_newton
 from gdpcli.core.rounding import elementwise, to_safe_side
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 
 Expectation = Callable[[Callable[[np.ndarray], np.ndarray]], tuple[float, float]]
 
@@ -231,7 +231,7 @@ def _from_moments(expect: Expectation) -> Functionals:
     if rel_error > _QUAD_MAX_REL_ERROR:
         raise ComputationError(
             f"quadrature of the CLT functionals did not converge (relative error {rel_error:.1e})",
-            "the trade-off function may be too irregular; try --method pld",
+            f"the trade-off function may be too irregular; try {parameter('method')} pld",
         )
     kappa2, kappa3, kappa3bar, variance = values[1:]
     floats = (float(v) for v in (kl, kappa2, kappa3, kappa3bar, variance))
@@ -593,7 +593,8 @@ def chi_square_from_profile(profile: Callable[[ArrayLike], ArrayLike], end: floa
     if not math.isfinite(stop) or stop >= _PROFILE_END:
         raise ComputationError(
             "the chi-square functionals of Theorem 11 are infinite or overflow for this mechanism",
-            "they need f(0) = 1 and a privacy profile that falls faster than e^-eps; use --method pld",
+            "they need f(0) = 1 and a privacy profile that falls faster than e^-eps; use "
+            f"{parameter('method')} pld",
         )
     splits = [float(x) for x in marks[:-1]]
 
@@ -607,7 +608,7 @@ def chi_square_from_profile(profile: Callable[[ArrayLike], ArrayLike], end: floa
     if rel_error > _CHI_SQUARE_MAX_REL_ERROR:
         raise ComputationError(
             f"quadrature of the chi-square functionals did not converge (relative error {rel_error:.1e})",
-            "use --method pld",
+            f"use {parameter('method')} pld",
         )
     return ChiSquare(plus + minus, plus, rel_error)
 

@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from gdpcli.core.arrays import ArrayLike, as_output
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 
 TAIL_SIGMAS = 38.6
 """Half-width of the table in standard deviations: 38.6^2 / 2 > 745, so the mass beyond underflows."""
@@ -87,7 +87,7 @@ def table(sigma: float, sens: int = 1) -> Table:
     if 2 * half + 1 > MAX_TABLE:
         raise ComputationError(
             f"discrete Gaussian sigma={sigma:g}, sens={sens}: the exact sum needs {2 * half + 1} points",
-            f"at most {MAX_TABLE}; use --method rdp (zCDP, rigorous) for this mechanism",
+            f"at most {MAX_TABLE}; use {parameter('method')} rdp (zCDP, rigorous) for this mechanism",
         )
     x = np.arange(-half, half + 1, dtype=float)
     log_weight = -np.square(x) / (2.0 * sigma**2)

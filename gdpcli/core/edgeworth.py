@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from gdpcli.core.arrays import ArrayLike, as_output
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(20)
 _TAIL = 40.0  # standard normal densities beyond 40 sigma are below 1e-347: nothing is lost
@@ -134,7 +134,7 @@ def _gauss_legendre(lo: float, hi: float, panel: float) -> tuple[np.ndarray, np.
     if count > _MAX_PANELS:
         raise ComputationError(
             "the Edgeworth quadrature would need too many panels",
-            "the step's loss is too steep; use --method pld",
+            f"the step's loss is too steep; use {parameter('method')} pld",
         )
     edges = np.linspace(lo, hi, count + 1)
     half = 0.5 * np.diff(edges)[:, None]

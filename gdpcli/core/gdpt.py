@@ -27,7 +27,7 @@ import numpy as np
 
 from gdpcli.core import gdp, partial_order
 from gdpcli.core.arrays import ArrayLike, as_output
-from gdpcli.errors import ComputationError, InputError
+from gdpcli.errors import ComputationError, InputError, parameter
 
 LogProfile = Callable[[np.ndarray], np.ndarray]
 
@@ -375,7 +375,7 @@ def _refine_cells(
         if 2 * left.size > _MAX_CELLS:
             raise ComputationError(
                 "the head measurement would need more than 4 million cells",
-                "use a larger --precision or a smaller --eps-head",
+                f"use a larger {parameter('precision')} or a smaller {parameter('eps_head')}",
             )
         middle = 0.5 * (left + right)
         log_middle = _checked(np.asarray(log_delta(middle), dtype=float))

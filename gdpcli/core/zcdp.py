@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gdpcli.core.arrays import ArrayLike, as_output
-from gdpcli.errors import InputError
+from gdpcli.errors import InputError, parameter
 
 Tradeoff = Callable[[np.ndarray], ArrayLike]
 
@@ -39,7 +39,7 @@ def rdp(order: ArrayLike, rho: float, xi: float = 0.0) -> ArrayLike:
     """The RDP curve of (xi, rho)-zCDP: eps(alpha) = xi + alpha rho ([BS16] Def. 1.1)."""
     order = np.asarray(order, dtype=float)
     if not np.all(order > 1.0):
-        raise InputError("Renyi orders must be greater than 1", "e.g. --order 1.5,2,8")
+        raise InputError("Renyi orders must be greater than 1", f"e.g. {parameter('order')} 1.5,2,8")
     return as_output(xi + order * rho)
 
 
@@ -113,7 +113,7 @@ def rdp_from_tradeoff(tradeoff: Tradeoff, orders: ArrayLike) -> np.ndarray:
     """
     gammas = np.atleast_1d(np.asarray(orders, dtype=float))
     if not np.all(gammas > 1.0):
-        raise InputError("Renyi orders must be greater than 1", "e.g. --order 1.5,2,8")
+        raise InputError("Renyi orders must be greater than 1", f"e.g. {parameter('order')} 1.5,2,8")
     bins = _bins(tradeoff)
     if bins is None:
         return np.full(gammas.shape, math.inf)

@@ -10,7 +10,7 @@ import numpy as np
 
 from gdpcli.core.hull import lower_hull
 from gdpcli.core.pld.representation import _MAX_LOSS, DiscretePLD, ProfileFn, Tails, _grid
-from gdpcli.errors import ComputationError
+from gdpcli.errors import ComputationError, parameter
 
 MAX_POINTS = 2**25
 """Default cap on the number of grid points of one array (a float64 array of 2**25 points is 256 MiB)."""
@@ -220,7 +220,7 @@ def _upper_loss(profile: ProfileFn, tail: float) -> float:
     if not small.size:
         raise ComputationError(
             "the privacy loss has no negligible tail below 700, the PLD accountant's range",
-            hint="--method rdp has no such limit, where every mechanism has an RDP curve",
+            hint=f"{parameter('method')} rdp has no such limit, where every mechanism has an RDP curve",
         )
     return float(candidates[small[0]])
 
