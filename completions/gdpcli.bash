@@ -14,7 +14,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -v --verbose -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group --to -f --format --plot -h --help' ;;
         'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --no-amplification --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
@@ -36,7 +36,7 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -f --format --plot' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --participations --accumulation-steps --bands --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group --to -f --format --plot' ;;
         'gdpcli mf') echo '--strategy --bands --sensitivity --strategy-file --dataset-size --batch-size --sampling-rate --epochs --steps --noise-multiplier --delta --method --conversion --accuracy --max-epsilon -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --rectify -f --format --plot' ;;
@@ -71,6 +71,7 @@ _gdpcli_option_values() {  # the values of an option (@files: file names)
         'gdpcli sgd --schedule') echo '@files' ;;
         'gdpcli sgd --method') echo 'auto exact pld clt edgeworth berry-esseen rdp basic advanced all' ;;
         'gdpcli sgd --conversion') echo 'classic improved lemma1 lemma2 optimal all' ;;
+        'gdpcli sgd --to') echo 'dp-event' ;;
         'gdpcli sgd -f'|'gdpcli sgd --format') echo 'table csv json' ;;
         'gdpcli sgd --plot') echo '@files' ;;
         'gdpcli mf --strategy') echo 'tree banded' ;;

@@ -559,3 +559,46 @@ def test_schedule_reads_through_the_same_reader(gdpcli, tmp_path: Path) -> None:
         "1e-5",
     )
     assert laplace.code == 2 and "laplace:eps=1 is not a DP-SGD phase" in laplace.stderr
+
+
+SGD_RUN = ("--dataset-size", "10000", "--batch-size", "100", "--noise-multiplier", "1.1", "--epochs", "5")
+
+
+def test_sgd_to_dp_event_is_the_run_as_dp_accounting_builds_it(gdpcli, tmp_path: Path) -> None:
+    """`sgd ... --to dp-event` prints the run as dp_accounting describes DP-SGD (T self-composed
+    Poisson-sampled Gaussian steps, q = B / N = 0.01, T = 5 / q = 500); read back by compose it gives the
+    sgd figures to the last digit, and dp_accounting's own PLD accountant on it lies within them."""
+    printed = gdpcli("sgd", *SGD_RUN, "--to", "dp-event")
+    assert printed.code == 0 and printed.stderr == "", printed.stderr
+    data = json.loads(printed.stdout)
+    poisson = event("PoissonSampledDpEvent", sampling_probability=0.01, event=gaussian(1.1))
+    assert data == event("SelfComposedDpEvent", event=poisson, count=500)
+    direct = bounds(gdpcli("sgd", *SGD_RUN, "--delta", "1e-5", "-f", "json"))
+    read_back = bounds(gdpcli("compose", "--specs", write(tmp_path, data), "--delta", "1e-5", "-f", "json"))
+    assert read_back == direct
+    pld = pytest.importorskip("dp_accounting.pld.pld_privacy_accountant")
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(built(data))
+    lower, upper = direct
+    assert lower <= accountant.get_epsilon(1e-5) and lower <= upper
+
+
+def test_sgd_to_dp_event_writes_schedules_and_notes_replace_one(gdpcli, tmp_path: Path) -> None:
+    """A fixed-size run is written as sampled without replacement, with the convention note on stderr; a
+    schedule as the composition of its phases."""
+    fixed = gdpcli("sgd", *SGD_RUN, "--sampling", "fixed", "--to", "dp-event")
+    assert fixed.code == 0 and fixed.stderr.startswith("gdpcli: note: replace-one neighbours")
+    assert json.loads(fixed.stdout)["event"]["class_name"] == "SampledWithoutReplacementDpEvent"
+    phases = tmp_path / "phases.csv"
+    phases.write_text("steps,sampling_rate,noise_multiplier\n100,0.01,1.1\n200,0.02,2\n")
+    written = json.loads(gdpcli("sgd", "--schedule", str(phases), "--to", "dp-event").stdout)
+    assert written["class_name"] == "ComposedDpEvent" and len(written["events"]) == 2
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--delta", "1e-5"), ("-f", "csv"), ("--sampling", "shuffle"), ("--sampling", "balls-in-bins")],
+)
+def test_sgd_to_dp_event_refuses_figures_and_whole_run_schemes(gdpcli, extra: tuple[str, ...]) -> None:
+    outcome = gdpcli("sgd", *SGD_RUN, "--to", "dp-event", *extra)
+    assert outcome.code == 2 and len(outcome.stderr.splitlines()) == 1, outcome.stderr

@@ -113,6 +113,8 @@ def accepted(path: str, option: str) -> tuple[str, ...]:
             return ("mu", "rho", "rdp", "equal-error", "kl", "tv", "hellinger", "chi2")
         if path == "gdpcli compose":
             return ("mu", "dp-event")
+        if path == "gdpcli sgd":
+            return ("dp-event",)
         return ("mu",)
     if option == "--scale":
         return ("all", "last")  # calibrate sgd --schedule: which phases' noise is scaled

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -131,23 +130,6 @@ def _dp_event(text: str, where: str) -> list[Repeated]:
         raise InputError(f"--specs {where}: {error.message}", error.hint) from None
 
 
-def _print_dp_event(parsed: list[Repeated], figures_asked: bool, fmt: str | None) -> None:
-    """--to dp-event: the composition as a dp_accounting event, JSON on stdout, with the notes on where
-    dp_accounting's conventions differ on stderr (gdpcli.dp_events)."""
-    from gdpcli import dp_events
-
-    if figures_asked:
-        raise InputError(
-            "--to dp-event prints the composition as an event, not figures",
-            "ask for figures in a second command",
-        )
-    if fmt not in (None, "json"):
-        raise InputError(f"--to dp-event writes JSON, not {fmt}", "leave out -f or give -f json")
-    typer.echo(json.dumps(dp_events.write(parsed), indent=2))
-    for note in dp_events.notes(parsed):
-        typer.echo(f"gdpcli: note: {note}", err=True)
-
-
 def _explained_budget(row: dict) -> dict:
     """A --target-epsilon row that not even one repetition meets has no epsilon, and a reason saying so."""
     if row["repetitions"]:
@@ -203,7 +185,7 @@ def command(
     """Compose mechanisms: exact where a closed form exists, rigorous bounds (PLD) otherwise."""
     from gdpcli import accounting, dp_events
     from gdpcli.cli import plot as plotting
-    from gdpcli.cli.output import Result, emit
+    from gdpcli.cli.output import Result, emit, print_dp_event
     from gdpcli.cli.queries import answer, mu_rows, notes_of
 
     options.positive(accuracy, "--accuracy")
@@ -215,7 +197,7 @@ def command(
     specs = arguments + [text for _, text in from_file] + [event.describe() for event in from_event]
     if to == "dp-event":
         asked = queries.asked or target_epsilon is not None or budget.given or output.plot is not None
-        _print_dp_event(parsed, asked, output.fmt)
+        print_dp_event(parsed, asked, output.fmt)
         return
     deltas = queries.deltas
     budget.require(queries)

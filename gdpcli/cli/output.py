@@ -33,9 +33,13 @@ from gdpcli.errors import MARK, ComputationError, OutputClosed, OutputError, spe
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from gdpcli.events import Repeated
 
 Row = dict[str, Any]
 
@@ -54,6 +58,24 @@ class Result:
     title: str = ""
     notes: list[str] = field(default_factory=list)
     answers: tuple[str, ...] = FIGURES
+
+
+def print_dp_event(found: Sequence[Repeated], figures_asked: bool, fmt: str | None) -> None:
+    """--to dp-event: the composition as a dp_accounting event, JSON on stdout, with the notes on where
+    dp_accounting's conventions differ on stderr (gdpcli.dp_events)."""
+    from gdpcli import dp_events
+    from gdpcli.errors import InputError
+
+    if figures_asked:
+        raise InputError(
+            "--to dp-event prints the composition as an event, not figures",
+            "ask for figures in a second command",
+        )
+    if fmt not in (None, "json"):
+        raise InputError(f"--to dp-event writes JSON, not {fmt}", "leave out -f or give -f json")
+    print(json.dumps(dp_events.write(found), indent=2), file=require_stdout())
+    for note in dp_events.notes(found):
+        print(f"gdpcli: note: {note}", file=sys.stderr)
 
 
 def require_stdout() -> TextIO:

@@ -73,6 +73,16 @@ RunsOption = Annotated[
         help="K identical runs on the same data (a hyper-parameter search): their K-fold composition.",
     ),
 ]
+SgdTo = options.choices("SgdTo", ("dp-event",))
+ToOption = Annotated[
+    SgdTo | None,
+    typer.Option(
+        "--to",
+        help="dp-event: the run (or schedule) as a dp_accounting DpEvent, JSON on stdout, to cross-check "
+        "in dp_accounting or read back with gdpcli compose --specs (runs of independently sampled steps: "
+        "poisson and fixed).",
+    ),
+]
 METHOD_HELP = (
     "auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact "
     "(closed form only) | pld (rigorous PLD bounds) | clt (CLT "
@@ -96,6 +106,7 @@ def command(
     max_epsilon: options.MaxEpsilonOption = None,
     runs: RunsOption = 1,
     group: options.GroupOption = None,
+    to: ToOption = None,
     output: options.Output,
 ) -> None:
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
@@ -109,6 +120,10 @@ def command(
     options.positive(max_epsilon, "--max-epsilon")
     if runs < 1:
         raise InputError(f"--runs: must be a whole number >= 1, got {runs}")
+    if to == "dp-event":
+        asked = any(value is not None for value in (delta, target_epsilon, max_epsilon, output.plot))
+        _print_events(run_options, noise_multiplier, runs, group, asked, output.fmt)
+        return
     if delta is None:
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
     deltas = options.deltas(delta)
@@ -248,6 +263,38 @@ def _schedule(
     title = f"gdpcli sgd: a schedule of {len(phases)} phases ({phases[0].neighbouring})"
     emit(Result("sgd", inputs, rows, title, queries.notes_of(answers), ("epsilon",)), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
+
+
+def _print_events(
+    run_options: options.RunOptions,
+    noise_multiplier: float | None,
+    runs: int,
+    group: int | None,
+    asked: bool,
+    fmt: str | None,
+) -> None:
+    """sgd --to dp-event: the run's (or the schedule's phases') steps as a dp_accounting event."""
+    from gdpcli.accounting import schedules
+    from gdpcli.accounting.run import check_run, repeated
+    from gdpcli.cli.output import print_dp_event
+
+    if run_options.schedule is not None:
+        phases = list(schedules.merged(run_options.phases(), runs))
+    else:
+        if noise_multiplier is None:
+            raise InputError("--noise-multiplier is required", "the noise standard deviation / clipping norm")
+        q, total, _ = run_options.rate_and_steps()
+        run = repeated(run_options.run(q, total, noise_multiplier), runs)
+        phases = [dataclasses.replace(run, group=group) if group is not None else run]
+    for phase in phases:
+        check_run(phase)
+        if not phase.sampling.per_step:
+            raise InputError(
+                f"--to dp-event writes runs of independently sampled steps; a {phase.sampling} run's batches "
+                "are drawn for the whole run, which no dp_accounting event describes",
+                "use --sampling poisson or fixed",
+            )
+    print_dp_event([phase.spec() for phase in phases], asked, fmt)
 
 
 def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:
