@@ -25,7 +25,8 @@ Examples (MNIST-sized: 60000 examples, batches of 256, 60 epochs):
   gdpcli mf --strategy banded --bands 4 --no-amplification \\
       --noise-multiplier 20 --epochs 60 --delta 1e-5
   # a strategy matrix from a file (CSV rows or .npy): its column norms
-  gdpcli mf --strategy banded --bands 2 --strategy-file C.csv \\
+  gdpcli mf --strategy banded --bands 4 \\
+      --strategy-file examples/banded_strategy.csv \\
       --sampling-rate 0.5 --noise-multiplier 2 --delta 1e-5
   # DP-FTRL: tree aggregation restarted every epoch, exact GDP
   gdpcli mf --strategy tree --dataset-size 60000 --batch-size 256 \\

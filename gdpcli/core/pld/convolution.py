@@ -5,6 +5,7 @@ tilted (the tilt keeps the errors relative to the tail where small deltas live).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -127,11 +128,7 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
 
     With a tilt t > 0 the masses are also convolved as m_k e^{t eps_k} (an exponential tilt commutes with
     convolution: e^{t (a + b)} = e^{t a} e^{t b}); that FFT's error is relative to the tilted masses, so
-    after untilting it is e^{-t eps_k} times smaller at large losses, where small deltas live. Each entry
-    takes the result of the run with the smaller error bound; the switch is the loss L_c where the
-    plain run's fresh l2 error, weighed by e^{t L_c}, meets the tilted run's: below it the plain entries
-    add at most e^{t L_c} times their norms to the tilted norms, above it the tilted entries at most
-    e^{-t L_c} times theirs to the untilted norms.
+    after untilting it is e^{-t eps_k} times smaller at large losses, where small deltas live (merged).
     """
     a, b = first.masses, second.masses
     size = a.size + b.size - 1
@@ -140,41 +137,82 @@ def _convolve(first: DiscretePLD, second: DiscretePLD, max_points: int) -> tuple
     plain, fresh = convolve(a, b, square)
     error_a, error_b = first.round_off, second.round_off
     mass_a, mass_b = float(a.sum()), float(b.sum())
-    untilted = error_a.untilted * mass_b + mass_a * error_b.untilted + fresh.l1
-    untilted_l2 = error_a.untilted_l2 * mass_b + mass_a * error_b.untilted_l2 + fresh.l2
     infinity = error_a.infinity + error_b.infinity
     infinity += first.infinity_mass * error_b.untilted + error_a.untilted * second.infinity_mass
-    tilt = error_a.tilt
-    if tilt <= 0.0 or not (a.any() and b.any()):  # (no finite mass, e.g. a negligible mechanism's lower
-        return plain, RoundOff(untilted, min(untilted, untilted_l2), infinity=infinity)  # PLD: no tilt)
+    propagated = RoundOff(
+        untilted=error_a.untilted * mass_b + mass_a * error_b.untilted,
+        untilted_l2=error_a.untilted_l2 * mass_b + mass_a * error_b.untilted_l2,
+        tilt=error_a.tilt,
+        infinity=infinity,
+        interval=first.interval,
+    )
+    if propagated.tilt <= 0.0 or not (a.any() and b.any()):  # (no finite mass, e.g. a negligible
+        return plain, _plain_round_off(propagated, fresh)  # mechanism's lower PLD: no tilt)
+    tilt = propagated.tilt
     (tilted_a, scale_a), (tilted_b, scale_b) = _log_tilted(first, tilt), _log_tilted(second, tilt)
     tilted, tilted_fresh = convolve(tilted_a, tilted_b, square)
-    scale = scale_a + scale_b
+    log_mass_a, log_mass_b = scale_a + np.log(tilted_a.sum()), scale_b + np.log(tilted_b.sum())
+    propagated = replace(
+        propagated,
+        log_tilted=float(np.logaddexp(error_a.log_tilted + log_mass_b, log_mass_a + error_b.log_tilted)),
+        log_tilted_l2=float(
+            np.logaddexp(error_a.log_tilted_l2 + log_mass_b, log_mass_a + error_b.log_tilted_l2)
+        ),
+    )
     offset = first.offset + second.offset
     losses = offset + (first.lowest_index + second.lowest_index + np.arange(size)) * first.interval
+    return merged(
+        Convolved(plain, fresh), Convolved(tilted, tilted_fresh, scale_a + scale_b), losses, propagated
+    )
+
+
+class Convolved(NamedTuple):
+    """One run of a convolution: its masses (times e^{-scale}: a tilted run's are scaled into range) and
+    the estimate of its fresh round-off (relative to those masses)."""
+
+    masses: np.ndarray
+    fresh: Norms
+    scale: float = 0.0
+
+
+def _plain_round_off(propagated: RoundOff, fresh: Norms) -> RoundOff:
+    """The untilted round-off of a plain run (no tilt): the propagated errors plus its fresh ones."""
+    untilted = propagated.untilted + fresh.l1
+    return RoundOff(untilted, min(untilted, propagated.untilted_l2 + fresh.l2), infinity=propagated.infinity)
+
+
+def merged(
+    plain: Convolved, tilted: Convolved, losses: np.ndarray, propagated: RoundOff
+) -> tuple[np.ndarray, RoundOff]:
+    """The masses of a tilted composition from its plain and its tilted run, and their round-off: the
+    propagated errors (`propagated`, untilted and tilted norms without this step's) plus the fresh ones.
+
+    Each entry takes the result of the run with the smaller error bound; the switch is the loss L_c where
+    the plain run's fresh l2 error, weighed by e^{t L_c}, meets the tilted run's: below it the plain
+    entries add at most e^{t L_c} times their norms to the tilted norms, above it the tilted entries at
+    most e^{-t L_c} times theirs to the untilted norms.
+    """
+    tilt, fresh, tilted_fresh, scale = propagated.tilt, plain.fresh, tilted.fresh, tilted.scale
     with np.errstate(divide="ignore", over="ignore"):  # inf only where the plain run is taken
-        from_tilted = np.exp(np.log(tilted) + scale - tilt * losses)
+        from_tilted = np.exp(np.log(tilted.masses) + scale - tilt * losses)
         lift = float(np.log(tilted_fresh.l2) + scale - np.log(fresh.l2))  # t L_c
     if not np.isfinite(lift):  # one run is exact: take it everywhere
         lift = -np.inf if tilted_fresh.l2 == 0.0 else np.inf
-    masses = np.where(tilt * losses >= lift, from_tilted, plain)
+    masses = np.where(tilt * losses >= lift, from_tilted, plain.masses)
     share = fresh.l2 / tilted_fresh.l2 if np.isfinite(lift) else 0.0  # e^{scale - t L_c}
-    log_mass_a, log_mass_b = scale_a + np.log(tilted_a.sum()), scale_b + np.log(tilted_b.sum())
 
-    def tilted_norm(log_a: float, log_b: float, fresh_plain: float, fresh_tilted: float) -> float:
+    def tilted_norm(propagated_norm: float, fresh_plain: float, fresh_tilted: float) -> float:
         """A tilted norm of the result: propagated, plus the fresh errors of each run where it is taken."""
-        norm = float(np.logaddexp(log_a + log_mass_b, log_mass_a + log_b))
+        norm = propagated_norm
         if np.isfinite(lift) and fresh_plain > 0.0:
             norm = float(np.logaddexp(norm, lift + np.log(fresh_plain)))
         return float(np.logaddexp(norm, np.log(fresh_tilted) + scale)) if fresh_tilted > 0.0 else norm
 
-    untilted += share * tilted_fresh.l1
-    return masses, RoundOff(
+    untilted = propagated.untilted + fresh.l1 + share * tilted_fresh.l1
+    return masses, replace(
+        propagated,
         untilted=untilted,
-        untilted_l2=min(untilted, untilted_l2 + share * tilted_fresh.l2),
-        tilt=tilt,
-        log_tilted=tilted_norm(error_a.log_tilted, error_b.log_tilted, fresh.l1, tilted_fresh.l1),
-        log_tilted_l2=tilted_norm(error_a.log_tilted_l2, error_b.log_tilted_l2, fresh.l2, tilted_fresh.l2),
-        infinity=infinity,
-        interval=first.interval,
+        untilted_l2=min(untilted, propagated.untilted_l2 + fresh.l2 + share * tilted_fresh.l2),
+        log_tilted=tilted_norm(propagated.log_tilted, fresh.l1, tilted_fresh.l1),
+        log_tilted_l2=tilted_norm(propagated.log_tilted_l2, fresh.l2, tilted_fresh.l2),
     )

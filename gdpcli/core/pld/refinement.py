@@ -366,7 +366,7 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
-    carried = target is None and bounds.carried > 0.0
+    carried = bounds.carried > 0.0  # (round-off beyond the accuracy: retried tilted at the answer)
     tried = np.zeros(flat.shape, dtype=bool)
     while np.any(untried := _retried(bounds, target, tried, accuracy, absolute, widest)) or carried:
         centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))

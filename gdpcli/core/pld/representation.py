@@ -128,9 +128,9 @@ class DiscretePLD:
     offset: float = 0.0
     work: float = 0.0
 
-    @property
+    @cached_property
     def losses(self) -> np.ndarray:
-        """The grid losses eps_k = offset + k D of the masses."""
+        """The grid losses eps_k = offset + k D of the masses (computed once: queries read them often)."""
         return self.offset + (self.lowest_index + np.arange(self.masses.size)) * self.interval
 
     @cached_property
