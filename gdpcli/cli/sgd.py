@@ -67,6 +67,16 @@ RunsOption = Annotated[
         help="K identical runs on the same data (a hyper-parameter search): their K-fold composition.",
     ),
 ]
+RunsDistributionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--runs-distribution",
+        help="A hyper-parameter search that releases only the best run: a random number K of runs, K drawn "
+        "independently of the data from poisson:mean=M | geometric:mean=M | negative-binomial:mean=M,shape=S "
+        "(shape > -1; 0 logarithmic, 1 geometric). Accounted in RDP (Papernot and Steinke 2022, Thm 2; Thm 6 "
+        "for poisson): a rigorous upper bound. Not with --runs > 1.",
+    ),
+]
 METHOD_HELP = (
     "auto (exact GDP when every step uses all data, else rigorous PLD upper and lower bounds) | exact "
     "(closed form only) | pld (rigorous PLD bounds) | clt (CLT "
@@ -89,6 +99,7 @@ def command(
     target_epsilon: options.TargetEpsilonOption = None,
     max_epsilon: options.MaxEpsilonOption = None,
     runs: RunsOption = 1,
+    runs_distribution: RunsDistributionOption = None,
     group: options.GroupOption = None,
     output: options.Output,
 ) -> None:
@@ -106,6 +117,8 @@ def command(
     if delta is None:
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
     deltas = options.deltas(delta)
+    if runs_distribution is not None:
+        _check_search(run_options, runs, target_epsilon, group, output)
     if run_options.schedule is not None:
         for option, value in (("--noise-multiplier", noise_multiplier), ("--target-epsilon", target_epsilon)):
             if value is not None:
@@ -143,6 +156,10 @@ def command(
     total = None if budget_only else run.steps
     if output.plot and not run.sampling.per_step:
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
+    if runs_distribution is not None:
+        choice = dpsgd.Method(method, accuracy, conversion)
+        _search(run_options.echo(), run, runs_distribution, deltas, choice, max_epsilon, output)
+        return
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
     answers = [] if budget_only else _answers(entries, deltas, notes)
@@ -222,6 +239,85 @@ def _schedule(
     )
     title = f"gdpcli sgd: a schedule of {len(phases)} phases ({phases[0].neighbouring})"
     emit(Result("sgd", inputs, rows, title, queries.notes_of(answers), ("epsilon",)), output.fmt)
+    check_budget(answers, max_epsilon=max_epsilon)
+
+
+def _check_search(
+    run_options: options.RunOptions,
+    runs: int,
+    target_epsilon: float | None,
+    group: int | None,
+    output: options.Output,
+) -> None:
+    """InputError for what --runs-distribution does not go with (one run of given length is searched)."""
+    for given, what in (
+        (runs != 1, "--runs (K is random here)"),
+        (run_options.schedule is not None, "--schedule"),
+        (target_epsilon is not None, "--target-epsilon (give --epochs or --steps, and --max-epsilon)"),
+        (group is not None, "--group"),
+        (output.plot is not None, "--plot (the search has no trade-off curve here, only RDP)"),
+    ):
+        if given:
+            raise InputError(f"--runs-distribution does not go with {what}")
+
+
+def _search(
+    echo: dict[str, Any],
+    run: Run,
+    distribution: str,
+    deltas: list[float],
+    method: Method,
+    max_epsilon: float | None,
+    output: options.Output,
+) -> None:
+    """sgd --runs-distribution: the best of K runs (events.RepeatAndSelect), K random, accounted in RDP."""
+    import numpy as np
+
+    from gdpcli import events
+    from gdpcli.accounting import Answer, check_budget, dpsgd, planning
+    from gdpcli.cli import queries
+    from gdpcli.cli.output import Result, emit
+    from gdpcli.events.repeat_select import RDP_ONLY
+
+    runs = events.RunsDistribution.parse(distribution)
+    if method.name not in ("auto", "rdp", "all"):
+        raise InputError(f"--runs-distribution with --method {method.name}: {RDP_ONLY}", "use --method rdp")
+    if dpsgd.unavailable(run, "rdp") is not None:
+        raise InputError(
+            f"--runs-distribution with --sampling {run.sampling}: the search is accounted in RDP, which "
+            "gdpcli has for Poisson batches (or every step on all data) only",
+            "use --sampling poisson",
+        )
+    search = [events.Repeated(events.RepeatAndSelect((run.spec(),), runs))]
+    [(_, accountant)] = planning.plan(search, "rdp", accuracy=method.accuracy, conversion=method.conversion)
+    answers = [
+        Answer("delta", np.array([d]), figure) for d in deltas for figure in accountant.epsilon(np.array([d]))
+    ]
+    columns = {"runs_distribution": runs.name, "runs_mean": runs.mean}
+    if runs.name == "negative-binomial":
+        columns["runs_shape"] = runs.shape
+    rows = [{**_context(run), **columns, **_figure_row(run, answer)} for answer in answers]
+    notes = [
+        f"the release is the best of K runs, K ~ {runs.describe()} drawn independently of the data (a K that "
+        f"depends on the data voids the bound); an upper bound by Papernot and Steinke 2022, {runs.theorem}, "
+        "from one run's RDP curve",
+        *queries.notes_of(answers),
+    ]
+    if method.name == "all":
+        notes.append(f"only rdp: {RDP_ONLY}")
+    inputs = options.echo_inputs(
+        **echo | {"sampling_rate": run.sampling_rate, "steps": run.steps},
+        noise_multiplier=run.noise_multiplier,
+        runs_distribution=runs.describe(),
+        delta=deltas,
+        **options.method_inputs(method.name, method.conversion, method.accuracy),
+        max_epsilon=max_epsilon,
+    )
+    title = (
+        f"gdpcli sgd: the best of K ~ {runs.describe()} runs, each q = {run.sampling_rate:.6g}, sigma = "
+        f"{run.noise_multiplier:g}, T = {run.steps}, {run.sampling} sampling ({run.neighbouring})"
+    )
+    emit(Result("sgd", inputs, rows, title, notes, ("epsilon",)), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 

@@ -75,6 +75,23 @@ class RunsDistribution:
         return cls(name, mean, _FIXED_SHAPES.get(name, math.nan) if shape is None else shape)
 
     @classmethod
+    def parse(cls, text: str) -> RunsDistribution:
+        """From its words DIST:mean=M[,shape=S], e.g. geometric:mean=10 (InputError naming what is wrong)."""
+        name, colon, body = text.strip().partition(":")
+        values: dict[str, float] = {}
+        for item in body.split(",") if colon else []:
+            key, sep, value = (part.strip().lower() for part in item.partition("="))
+            if not sep or key not in ("mean", "shape") or key in values:
+                raise InputError(f"{text!r}: {item.strip()!r} is not mean=M or shape=S (once each)", cls.FORM)
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise InputError(f"{text!r}: {key}={value!r} is not a number", cls.FORM) from None
+        if "mean" not in values:
+            raise InputError(f"{text!r}: a distribution of runs needs DIST:mean=M", cls.FORM)
+        return cls.of(name.strip().lower(), values["mean"], values.get("shape"))
+
+    @classmethod
     def of_dp_shape(cls, mean: float, shape: float) -> RunsDistribution:
         """From dp_accounting's RepeatAndSelectDpEvent parameters: shape inf is Poisson, 1 geometric."""
         name = next((n for n, fixed in _FIXED_SHAPES.items() if fixed == shape), "negative-binomial")

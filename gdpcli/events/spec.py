@@ -68,7 +68,6 @@ SPEC_HELP = (
 )
 _SELECT = ",select="
 """Where the select wrapper starts: its value takes the rest of the word (its own keys have commas)."""
-SELECT_KEYS = ("mean", "shape")
 
 
 _TIMES_SUFFIX = re.compile(r"^(?P<body>.*\S)x(?P<times>\d+)$")
@@ -133,27 +132,12 @@ def _parse_select(spec: str, inner: Repeated, text: str) -> Repeated:
     xN composes N independent searches)."""
     from gdpcli.events.repeat_select import RepeatAndSelect, RunsDistribution
 
-    name, colon, body = text.strip().partition(":")
-    name = name.strip().lower()
-    if not colon or not body.strip():
-        raise InputError(f"spec {spec!r}: select needs DIST:mean=M", RunsDistribution.FORM)
     suffix = None
-    match = _TIMES_SUFFIX.match(body)
+    match = _TIMES_SUFFIX.match(text)
     if match and "=" in match.group("body"):
-        body, suffix = match.group("body"), match.group("times")
-    values: dict[str, float] = {}
-    for item in body.split(","):
-        key, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or key.lower() not in SELECT_KEYS or key.lower() in values:
-            raise InputError(
-                f"spec {spec!r}: select takes mean=M[,shape=S] once each, got {item.strip()!r}",
-                RunsDistribution.FORM,
-            )
-        values[key.lower()] = _number(spec, key, value)
-    if "mean" not in values:
-        raise InputError(f"spec {spec!r}: select needs mean=M", RunsDistribution.FORM)
+        text, suffix = match.group("body"), match.group("times")
     try:
-        runs = RunsDistribution.of(name, values["mean"], values.get("shape"))
+        runs = RunsDistribution.parse(text)
     except InputError as error:
         raise InputError(f"spec {spec!r}: select: {error.message}", error.hint) from None
     return Repeated(RepeatAndSelect((inner,), runs), _times(spec, suffix, None))
