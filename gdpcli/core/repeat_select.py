@@ -39,9 +39,13 @@ GRID = 1.0 + np.logspace(-4.0, 4.0, 129)
 """The orders (lambda_hat, and the orders of the delta_hat conversions) the bounds minimise over: lambda - 1
 from 1e-4 to 1e4, 16 per decade."""
 _ZOOM_POINTS = 33
+TIGHT_DELTA_HAT = (1.01, 1001.0)
+"""The orders lambda at which `curve` bounds Thm 6's delta_hat by the optimal conversion too (elsewhere by
+the improved one alone): where the conversions of a selection's curve to (eps, delta) look for its best
+order (rdp.epsilon_from_curve starts at 1.01 ... 1001), and the optimal conversion, slow, pays off."""
 _ROUND_UP = 1e-14
 """Relative margin on each bound's sum of terms: above the rounding of its few floating-point operations."""
-_COARSE = 4
+_COARSE = 8
 """delta_hat: the optimal conversion is tried at every _COARSE-th order, then next to the best of those."""
 
 
@@ -128,20 +132,26 @@ def poisson(orders: ArrayLike, rdp_epsilon: ArrayLike, mean: float, delta_hat: A
     )
 
 
-def delta_hat(orders: ArrayLike, rdp_epsilon: ArrayLike, epsilon_hat: ArrayLike) -> np.ndarray:
+def delta_hat(
+    orders: ArrayLike, rdp_epsilon: ArrayLike, epsilon_hat: ArrayLike, tight: bool = True
+) -> np.ndarray:
     """An upper bound on the base mechanism's delta at each eps_hat from its RDP at the given orders: the
-    smallest of the improved conversion (Balle et al. 2020) at every order and the optimal one (Asoodeh et
-    al. Thm 3) at every _COARSE-th order and then at the orders next to the best of those (any set of
-    orders gives a valid bound; the optimal conversion is costly)."""
+    improved conversion (Balle et al. 2020) at every order; if tight, also the optimal one (Asoodeh et al.
+    Thm 3) at every _COARSE-th order and then at the orders next to the best of those, the smallest of all
+    (any set of orders gives a valid bound; the optimal conversion is costly)."""
     orders, rdp_epsilon = np.asarray(orders, dtype=float), np.asarray(rdp_epsilon, dtype=float)
     epsilon_hat = np.atleast_1d(np.asarray(epsilon_hat, dtype=float))[:, None]
-    improved = np.asarray(rdp.delta(orders[None, :], rdp_epsilon[None, :], epsilon_hat, "improved"))
+    improved = np.asarray(rdp.delta(orders[None, :], rdp_epsilon[None, :], epsilon_hat, "improved")).min(
+        axis=1
+    )
+    if not tight:
+        return improved
     coarse = np.arange(0, orders.size, _COARSE)
     optimal = np.asarray(rdp.delta(orders[None, coarse], rdp_epsilon[None, coarse], epsilon_hat, "optimal"))
     best = coarse[np.argmin(optimal, axis=1)]
     near = np.clip(best[:, None] + np.arange(1 - _COARSE, _COARSE), 0, orders.size - 1)
     refined = np.asarray(rdp.delta(orders[near], rdp_epsilon[near], epsilon_hat, "optimal"))
-    return np.minimum.reduce([improved.min(axis=1), optimal.min(axis=1), refined.min(axis=1)])
+    return np.minimum.reduce([improved, optimal.min(axis=1), refined.min(axis=1)])
 
 
 def monotone_envelope(orders: ArrayLike, bounds: ArrayLike) -> np.ndarray:
@@ -172,12 +182,16 @@ def curve(base: RdpCurve, mean: float, shape: float, grid: np.ndarray = GRID) ->
 
     Thm 2: the lambda_hat terms are minimised over the grid, then zoomed into the cells next to the best
     grid order. Thm 6: delta_hat at an order between two grid orders is taken at the larger one (delta_hat
-    grows with lambda, as eps_hat falls), beyond the grid at eps_hat = 0. Either bound at a query order is
+    grows with lambda, as eps_hat falls), beyond the grid at eps_hat = 0; by the optimal conversion too only
+    within TIGHT_DELTA_HAT. Either bound at a query order is
     lowered to the smallest bound at the grid orders above it (the monotone envelope).
     """
     base_on_grid = np.asarray(base(grid), dtype=float)
     if shape == POISSON:
-        hats = delta_hat(grid, base_on_grid, np.append(poisson_epsilon_hat(grid), 0.0))
+        epsilon_hat = np.append(poisson_epsilon_hat(grid), 0.0)
+        hats = delta_hat(grid, base_on_grid, epsilon_hat, tight=False)
+        tight = np.append((grid >= TIGHT_DELTA_HAT[0]) & (grid <= TIGHT_DELTA_HAT[1]), False)
+        hats[tight] = delta_hat(grid, base_on_grid, epsilon_hat[tight])
 
         def bound(order: np.ndarray) -> np.ndarray:
             above = np.searchsorted(grid, order, side="left")
