@@ -183,8 +183,9 @@ def curve(base: RdpCurve, mean: float, shape: float, grid: np.ndarray = GRID) ->
     Thm 2: the lambda_hat terms are minimised over the grid, then zoomed into the cells next to the best
     grid order. Thm 6: delta_hat at an order between two grid orders is taken at the larger one (delta_hat
     grows with lambda, as eps_hat falls), beyond the grid at eps_hat = 0; by the optimal conversion too only
-    within TIGHT_DELTA_HAT. Either bound at a query order is
-    lowered to the smallest bound at the grid orders above it (the monotone envelope).
+    within TIGHT_DELTA_HAT. Either bound at a query order is lowered to the smallest bound at the grid
+    orders above it (the monotone envelope). The base curve is evaluated once on the grid, then at the
+    orders asked.
     """
     base_on_grid = np.asarray(base(grid), dtype=float)
     if shape == POISSON:
@@ -193,9 +194,8 @@ def curve(base: RdpCurve, mean: float, shape: float, grid: np.ndarray = GRID) ->
         tight = np.append((grid >= TIGHT_DELTA_HAT[0]) & (grid <= TIGHT_DELTA_HAT[1]), False)
         hats[tight] = delta_hat(grid, base_on_grid, epsilon_hat[tight])
 
-        def bound(order: np.ndarray) -> np.ndarray:
-            above = np.searchsorted(grid, order, side="left")
-            return poisson(order, np.asarray(base(order), dtype=float), mean, hats[above])
+        def bound(order: np.ndarray, base_rdp: np.ndarray) -> np.ndarray:
+            return np.asarray(poisson(order, base_rdp, mean, hats[np.searchsorted(grid, order, side="left")]))
 
     else:
         cost = selection_cost(grid, base_on_grid, mean, shape)
@@ -203,15 +203,14 @@ def curve(base: RdpCurve, mean: float, shape: float, grid: np.ndarray = GRID) ->
         zoom = np.linspace(grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)], _ZOOM_POINTS)
         cost = min(cost, selection_cost(zoom, np.asarray(base(zoom), dtype=float), mean, shape))
 
-        def bound(order: np.ndarray) -> np.ndarray:
-            return np.asarray(
-                truncated_negative_binomial(order, np.asarray(base(order), dtype=float), mean, cost)
-            )
+        def bound(order: np.ndarray, base_rdp: np.ndarray) -> np.ndarray:
+            return np.asarray(truncated_negative_binomial(order, base_rdp, mean, cost))
 
-    envelope = np.append(monotone_envelope(grid, bound(grid)), np.inf)
+    envelope = np.append(monotone_envelope(grid, bound(grid, base_on_grid)), np.inf)
 
     def selected(order: np.ndarray) -> np.ndarray:
         order = np.asarray(order, dtype=float)
-        return np.minimum(bound(order), envelope[np.searchsorted(grid, order, side="left")])
+        below = bound(order, np.asarray(base(order), dtype=float))
+        return np.minimum(below, envelope[np.searchsorted(grid, order, side="left")])
 
     return selected
