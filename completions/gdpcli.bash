@@ -14,7 +14,7 @@ _gdpcli_options() {  # the options of a command path
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -v --verbose -f --format --plot -h --help' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy -v --verbose --max-epsilon --max-delta -f --format --plot -h --help' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot -h --help' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --runs-distribution --group -f --format --plot -h --help' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format -h --help' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --table --refine --rectify -f --format --plot -h --help' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot -h --help' ;;
@@ -35,7 +35,7 @@ _gdpcli_value_options() {  # the options that take a value
         'gdpcli convert') echo '--delta --epsilon --alpha --to --group --method --conversion --order --implies --accuracy -f --format --plot' ;;
         'gdpcli compose') echo '--specs --group --delta --epsilon --alpha --to --method --conversion --target-epsilon --accuracy --max-epsilon --max-delta -f --format --plot' ;;
         'gdpcli subsample') echo '--rate --sampling --delta --epsilon --alpha --method --accuracy --max-epsilon --max-delta -f --format --plot' ;;
-        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --group -f --format --plot' ;;
+        'gdpcli sgd') echo '--dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --delta --method --conversion --accuracy --target-epsilon --max-epsilon --runs --runs-distribution --group -f --format --plot' ;;
         'gdpcli noisy-gd') echo '--dataset-size --batch-size --batching --epochs --step-size --smoothness --strong-convexity --lipschitz --sigma --noise-multiplier --delta --conversion --max-epsilon -f --format' ;;
         'gdpcli gdpt-identify') echo '--precision --eps-head --rectify -f --format --plot' ;;
         'gdpcli risk') echo '--fpr --prior --dataset-size --batch-size --sampling-rate --epochs --steps --sampling --sensitivity --max-batch-size --schedule --noise-multiplier --method --accuracy --group -f --format --plot' ;;
