@@ -9,12 +9,15 @@ other representation is refused, saying so.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events.mechanism import Mechanism, RdpCurve
+from gdpcli.events.repeated import Repeated
+from gdpcli.events.sampled import Sampled
 from gdpcli.events.spec_values import spec_number
 
 if TYPE_CHECKING:
@@ -24,7 +27,6 @@ if TYPE_CHECKING:
     from gdpcli.core.edgeworth import LossPair
     from gdpcli.core.gdpt import PrivacyProfile
     from gdpcli.core.pld import DominatingPair
-    from gdpcli.events.repeated import Repeated
 
 _FIXED_SHAPES = {"poisson": math.inf, "geometric": 1.0}
 """The shape each named distribution stands for (dp_accounting's RepeatAndSelectDpEvent shape)."""
@@ -120,17 +122,29 @@ class RepeatAndSelect(Mechanism):
     has_tradeoff = False
 
     def __post_init__(self) -> None:
-        if not self.events:
+        """The events as a tuple of Repeated (a mechanism or a sampled step is run once); InputError for
+        anything else (a DP-SGD run under a whole-run batch scheme has no RDP curve) or none."""
+        given = self.events if isinstance(self.events, (tuple, list)) else (self.events,)
+        for item in given:
+            if not isinstance(item, (Repeated, Mechanism, Sampled)):
+                raise InputError(
+                    f"repeat-and-select takes events with an RDP curve, got {type(item).__name__}",
+                    "a composition of steps, e.g. events.dpsgd(...) with Poisson batches",
+                )
+        if not given:
             raise InputError("repeat-and-select needs the events of one run", "e.g. gaussian:sigma=1x100")
+        object.__setattr__(
+            self, "events", tuple(i if isinstance(i, Repeated) else Repeated(i) for i in given)
+        )
 
     def describe(self) -> str:
         inner = " ".join(event.describe() for event in self.events)
         return f"{inner},select={self.runs.describe()}"
 
-    @property
+    @functools.cached_property
     def rdp_points(self) -> tuple[tuple[float, ...], tuple[float, ...]] | None:  # type: ignore[override]
         """Where a base event has an RDP guarantee at listed orders only: the selection's RDP at the orders
-        they share (each minimisation of the theorem over those orders), else None."""
+        they share (each minimisation of the theorem over those orders), else None. Computed once."""
         listed = [event for event in self.events if event.step.rdp_points is not None]
         if not listed:
             return None
@@ -164,10 +178,15 @@ class RepeatAndSelect(Mechanism):
 
     def rdp_curve(self) -> RdpCurve:
         """The selection's RDP curve from the base composition's (Thm 2, or Thm 6 for Poisson)."""
-        from gdpcli.core import repeat_select
-
         if self.rdp_points is not None:
             raise self._refused("RDP curve beyond the orders its rdp: specs list")
+        return self._curve
+
+    @functools.cached_property
+    def _curve(self) -> RdpCurve:
+        """The curve, built once (its minimisations evaluate the base at some 160 orders)."""
+        from gdpcli.core import repeat_select
+
         return repeat_select.curve(self._base, self.runs.mean, self.runs.shape)
 
     def _refused(self, what: str) -> ComputationError:

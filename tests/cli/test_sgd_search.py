@@ -15,6 +15,7 @@ import math
 import pytest
 
 from gdpcli import account, dp_events, events
+from gdpcli.errors import InputError
 from tests.cli.test_sgd import EPOCHS as MNIST  # 60 epochs of MNIST at delta 1e-5
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -170,3 +171,34 @@ def test_other_methods_refuse_with_the_reason(gdpcli) -> None:
     assert all(
         "accounted by RDP only" in note for note in every.json()["notes"] if note.startswith("skipped")
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("gaussian:sigma=1,select=poisson:mean=0.5", "select: poisson: the mean number of runs must be"),
+        ("gaussian:sigma=1,select=foo:mean=5", "select: unknown distribution of runs 'foo'"),
+        ("gaussian:sigma=1,select=negative-binomial:mean=5", "select: negative-binomial needs shape=S"),
+        (
+            "gaussian:sigma=1,select=negative-binomial:mean=5,shape=-2",
+            "the shape must be a finite number > -1",
+        ),
+        ("gaussian:sigma=1,select=geometric:mean=5,rate=2", "'rate=2' is not mean=M or shape=S"),
+        ("gaussian:sigma=1,select=geometric:mean=nan", "the mean number of runs must be a finite number"),
+        ("select=geometric:mean=5", "unknown mechanism kind 'select=geometric'"),
+    ],
+)
+def test_bad_select_specs_exit_2_in_one_line(gdpcli, spec: str, message: str) -> None:
+    outcome = gdpcli("compose", spec, "--delta", "1e-5")
+    assert outcome.code == 2 and outcome.stderr.count("\n") == 1 and message in outcome.stderr
+
+
+def test_python_api_takes_a_run_or_a_step_and_refuses_a_whole_run_scheme() -> None:
+    geometric = events.RunsDistribution.of("geometric", 10)
+    run = events.dpsgd(1.0, 0.01, 1000)
+    assert events.RepeatAndSelect(run, geometric) == events.RepeatAndSelect((run,), geometric)
+    assert events.RepeatAndSelect([events.Gaussian(2.0, 1.0)], geometric).events == (
+        events.Repeated(events.Gaussian(2.0, 1.0)),
+    )
+    with pytest.raises(InputError, match="events with an RDP curve, got Run"):
+        events.RepeatAndSelect(events.dpsgd(1.0, 0.01, 1000, sampling="shuffle"), geometric)
