@@ -238,7 +238,7 @@ REFUSED = [
     ),
     (
         event("RepeatAndSelectDpEvent", event=gaussian(1.0), mean=0.5, shape=1.0),
-        "RepeatAndSelectDpEvent: geometric: the mean number of runs must be a finite number >= 1",
+        "RepeatAndSelectDpEvent: geometric: the mean number of runs must be in [1, 1e+09]",
     ),
     (
         event("RepeatAndSelectDpEvent", event=gaussian(1.0), mean=3.0, shape=-2.0),

@@ -51,8 +51,8 @@ _COARSE = 8
 
 def truncated_negative_binomial_mean(gamma: float, shape: float) -> float:
     """E[K] for K ~ D_{eta,gamma} (the paper's Def. 1): eta (1 - gamma) / (gamma (1 - gamma^eta)), and
-    (1 - gamma) / (gamma log(1/gamma)) at eta = 0; formed as (1 - gamma) / (gamma L E(eta L')) with
-    L = log(1/gamma), E(x) = expm1(x) / x, stable at eta = 0 and gamma -> 1."""
+    (1 - gamma) / (gamma log(1/gamma)) at eta = 0; formed as (1 - gamma) / (gamma L E(-eta L)) with
+    L = log(1/gamma) and E(x) = expm1(x) / x, stable at eta = 0 and gamma -> 1."""
     log_inverse = -math.log(gamma)
     if log_inverse == 0.0:
         return 1.0

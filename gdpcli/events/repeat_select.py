@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 _FIXED_SHAPES = {"poisson": math.inf, "geometric": 1.0}
 """The shape each named distribution stands for (dp_accounting's RepeatAndSelectDpEvent shape)."""
+MAX_MEAN = 1e9
+"""The largest mean number of runs taken (as many as the spec language's times=N allows)."""
 RDP_ONLY = "repeat-and-select is accounted by RDP only (Papernot and Steinke 2022)"
 """Why every method but rdp refuses a selected mechanism."""
 
@@ -52,9 +54,9 @@ class RunsDistribution:
     def __post_init__(self) -> None:
         if self.name not in self.NAMES:
             raise InputError(f"unknown distribution of runs {self.name!r}", "allowed: " + self.FORM)
-        if not (math.isfinite(self.mean) and self.mean >= 1.0):
+        if not 1.0 <= self.mean <= MAX_MEAN:
             raise InputError(
-                f"{self.name}: the mean number of runs must be a finite number >= 1, got {self.mean!r}",
+                f"{self.name}: the mean number of runs must be in [1, {MAX_MEAN:.0e}], got {self.mean!r}",
                 "e.g. geometric:mean=10",
             )
         if self.name in _FIXED_SHAPES and self.shape != _FIXED_SHAPES[self.name]:
