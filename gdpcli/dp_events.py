@@ -28,9 +28,9 @@ Gaussian or Laplace event's noise multiplier is relative to the norm bound C of 
 the sum moves by C when a record is added or removed and by up to 2C when one is replaced: sensitivity 1
 or 2, as dp_accounting's PLD accountant takes a Gaussian event under replace-one. Its RDP accountant takes
 sensitivity 1 under replace-one too; `notes` says so wherever that applies. A RepeatAndSelectDpEvent
-(mean, shape: inf for Poisson, written as JSON's Infinity as Python's json writes it) is events.RepeatAndSelect
-of its event, accounted in RDP. An event gdpcli has no accountant for is refused, naming it and the way
-round where there is one.
+(mean, shape: inf for Poisson, written as JSON's Infinity, as Python's json writes it) is
+events.RepeatAndSelect of its event, accounted in RDP. An event gdpcli has no accountant for is refused,
+naming it and the way round where there is one.
 """
 
 from __future__ import annotations
