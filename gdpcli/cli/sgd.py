@@ -58,6 +58,10 @@ T = ceil(60 * 60000 / 256) = 14063 steps):
   # examples to the batch): the plain run at sensitivity K C
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sensitivity 2
+  # a hyper-parameter search releasing the best of K runs, K geometric of
+  # mean 10 (RDP upper bound)
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --runs-distribution geometric:mean=10
 """
 
 RunsOption = Annotated[
