@@ -122,7 +122,7 @@ def command(
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
     deltas = options.deltas(delta)
     if runs_distribution is not None:
-        _check_search(run_options, runs, target_epsilon, group, output)
+        _check_search(run_options, runs, group, output)
     if run_options.schedule is not None:
         for option, value in (("--noise-multiplier", noise_multiplier), ("--target-epsilon", target_epsilon)):
             if value is not None:
@@ -162,7 +162,8 @@ def command(
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
     if runs_distribution is not None:
         choice = dpsgd.Method(method, accuracy, conversion)
-        _search(run_options.echo(), run, runs_distribution, deltas, choice, max_epsilon, output)
+        budgets = (target_epsilon, total)
+        _search(run_options.echo(), run, runs_distribution, deltas, choice, budgets, max_epsilon, output)
         return
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
@@ -247,17 +248,12 @@ def _schedule(
 
 
 def _check_search(
-    run_options: options.RunOptions,
-    runs: int,
-    target_epsilon: float | None,
-    group: int | None,
-    output: options.Output,
+    run_options: options.RunOptions, runs: int, group: int | None, output: options.Output
 ) -> None:
-    """InputError for what --runs-distribution does not go with (one run of given length is searched)."""
+    """InputError for what --runs-distribution does not go with (the runs searched are all alike)."""
     for given, what in (
         (runs != 1, "--runs (K is random here)"),
         (run_options.schedule is not None, "--schedule"),
-        (target_epsilon is not None, "--target-epsilon (give --epochs or --steps, and --max-epsilon)"),
         (group is not None, "--group"),
         (output.plot is not None, "--plot (the search has no trade-off curve here, only RDP)"),
     ):
@@ -271,14 +267,16 @@ def _search(
     distribution: str,
     deltas: list[float],
     method: Method,
+    budgets: tuple[float | None, int | None],
     max_epsilon: float | None,
     output: options.Output,
 ) -> None:
-    """sgd --runs-distribution: the best of K runs (events.RepeatAndSelect), K random, accounted in RDP."""
+    """sgd --runs-distribution: the best of K runs (events.RepeatAndSelect), K random, accounted in RDP;
+    budgets = (--target-epsilon, the steps asked: None for a step budget alone)."""
     import numpy as np
 
     from gdpcli import events
-    from gdpcli.accounting import Answer, check_budget, dpsgd, planning
+    from gdpcli.accounting import Answer, check_budget, dpsgd, planning, search
     from gdpcli.cli import queries
     from gdpcli.cli.output import Result, emit
     from gdpcli.events.repeat_select import RDP_ONLY
@@ -292,10 +290,14 @@ def _search(
             "gdpcli has for Poisson batches (or every step on all data) only",
             "use --sampling poisson",
         )
-    search = [events.Repeated(events.RepeatAndSelect((run.spec(),), runs))]
-    [(_, accountant)] = planning.plan(search, "rdp", accuracy=method.accuracy, conversion=method.conversion)
+    target_epsilon, total = budgets
+    [(_, accountant)] = planning.plan(
+        search.searched(run, runs), "rdp", accuracy=method.accuracy, conversion=method.conversion
+    )
     answers = [
-        Answer("delta", np.array([d]), figure) for d in deltas for figure in accountant.epsilon(np.array([d]))
+        Answer("delta", np.array([d]), figure)
+        for d in (deltas if total is not None else [])
+        for figure in accountant.epsilon(np.array([d]))
     ]
     columns = {"runs_distribution": runs.name, "runs_mean": runs.mean}
     if runs.name == "negative-binomial":
@@ -309,19 +311,29 @@ def _search(
     ]
     if method.name == "all":
         notes.append(f"only rdp: {RDP_ONLY}")
+    if target_epsilon is not None:
+        found = [
+            (d, search.largest_steps(run, runs, d, target_epsilon, conversion))
+            for d in deltas
+            for conversion in options.conversions(method.conversion)
+        ]
+        rows += [{**_context(budget.run), **columns, **_budget_row(budget, d, total)} for d, budget in found]
+        notes += _budget_notes([budget for _, budget in found], total)
     inputs = options.echo_inputs(
-        **echo | {"sampling_rate": run.sampling_rate, "steps": run.steps},
+        **echo | {"sampling_rate": run.sampling_rate, "steps": total},
         noise_multiplier=run.noise_multiplier,
         runs_distribution=runs.describe(),
         delta=deltas,
         **options.method_inputs(method.name, method.conversion, method.accuracy),
+        target_epsilon=target_epsilon,
         max_epsilon=max_epsilon,
     )
     title = (
         f"gdpcli sgd: the best of K ~ {runs.describe()} runs, each q = {run.sampling_rate:.6g}, sigma = "
-        f"{run.noise_multiplier:g}, T = {run.steps}, {run.sampling} sampling ({run.neighbouring})"
+        f"{run.noise_multiplier:g}, {run.sampling} sampling ({run.neighbouring})"
     )
-    emit(Result("sgd", inputs, rows, title, notes, ("epsilon",)), output.fmt)
+    quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
+    emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 
