@@ -27,8 +27,10 @@ RandomizedResponseDpEvent (replace-one only) make it replace-one, and an event w
 Gaussian or Laplace event's noise multiplier is relative to the norm bound C of each record's value, so
 the sum moves by C when a record is added or removed and by up to 2C when one is replaced: sensitivity 1
 or 2, as dp_accounting's PLD accountant takes a Gaussian event under replace-one. Its RDP accountant takes
-sensitivity 1 under replace-one too; `notes` says so wherever that applies. An event gdpcli has no
-accountant for is refused, naming it and the way round where there is one.
+sensitivity 1 under replace-one too; `notes` says so wherever that applies. A RepeatAndSelectDpEvent
+(mean, shape: inf for Poisson, written as JSON's Infinity, as Python's json writes it) is
+events.RepeatAndSelect of its event, accounted in RDP. An event gdpcli has no accountant for is refused,
+naming it and the way round where there is one.
 """
 
 from __future__ import annotations
@@ -350,6 +352,20 @@ class _Reader:
             Repeated(events.Sampled(events.Gaussian(self.sensitivity / mu, self.sensitivity), rate, scheme))
         ]
 
+    def repeat_and_select(self, fields: _Fields) -> list[Repeated]:
+        """The inner event run a random number of times, the best run released: mean E[K] and shape (inf
+        Poisson, 1 geometric, else the truncated negative binomial's eta; events.RunsDistribution)."""
+        inner = self.event(fields.value("event"), f"{fields.place}.event")
+        mean, shape = fields.number("mean"), fields.value("shape")
+        fields.require(
+            _is_number(shape) or shape == math.inf, f"the field shape must be a number or inf, got {shape!r}"
+        )
+        try:
+            runs = events.RunsDistribution.of_dp_shape(mean, float(shape))
+        except InputError as error:
+            raise fields.error(error.message, error.hint) from None
+        return [Repeated(events.RepeatAndSelect(tuple(inner), runs))] if inner else []
+
     def no_op(self, fields: _Fields) -> list[Repeated]:
         return []
 
@@ -370,6 +386,7 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[[_Reader, _Fields], list[Repe
     ),
     "SelfComposedDpEvent": (("event", "count"), _Reader.self_composed),
     "ComposedDpEvent": (("events",), _Reader.composed),
+    "RepeatAndSelectDpEvent": (("event", "mean", "shape"), _Reader.repeat_and_select),
     "NoOpDpEvent": ((), _Reader.no_op),
 }
 """The event classes gdpcli reads: their fields (dp_accounting's names) and reader."""
@@ -383,7 +400,6 @@ REFUSED: dict[str, tuple[str, str | None]] = {
         "PoissonSampledDpEvent and SampledWithoutReplacementDpEvent are read",
     ),
     "SingleEpochTreeAggregationDpEvent": (f"tree aggregation: {_NO_ACCOUNTANT}", None),
-    "RepeatAndSelectDpEvent": (f"repeat and select: {_NO_ACCOUNTANT}", None),
     "ExponentialMechanismDpEvent": (
         f"the exponential mechanism (bounded range): {_NO_ACCOUNTANT}",
         "EpsilonDeltaDpEvent(epsilon, 0) states the pure DP it meets",
@@ -427,6 +443,7 @@ def _listed(found: Any) -> list[Any]:
 def relation_of(found: Sequence[Repeated]) -> Neighbouring:
     """The neighbouring relation of gdpcli events as dp_accounting events state it: replace-one with a
     fixed-size sample or randomized response, else add/remove; InputError when Poisson sampling joins them."""
+    found = _leaves(found)
     schemes = {item.step.scheme for item in found if isinstance(item.step, events.Sampled)}
     replace_one = events.Sampling.FIXED in schemes or any(
         isinstance(item.step, events.RandomizedResponse) for item in found
@@ -444,6 +461,7 @@ def notes(found: Sequence[Repeated]) -> list[str]:
     """Where dp_accounting's accountants take these events otherwise than gdpcli (module docstring): under
     replace-one, a Gaussian or Laplace event's sensitivity; and its PLD accountant's count of a repeated
     randomized response."""
+    found = _leaves(found)
     moving = any(
         item.mechanism.gdp_mu is not None or isinstance(item.mechanism, events.Laplace) for item in found
     )
@@ -457,6 +475,15 @@ def notes(found: Sequence[Repeated]) -> list[str]:
             (RESPONSE_COUNT_NOTE, repeated_responses),
         )
         if applies
+    ]
+
+
+def _leaves(found: Sequence[Repeated]) -> list[Repeated]:
+    """The events, each repeat-and-select replaced by the events of its run (recursively)."""
+    return [
+        leaf
+        for item in found
+        for leaf in (_leaves(item.step.events) if isinstance(item.step, events.RepeatAndSelect) else [item])
     ]
 
 
@@ -515,6 +542,11 @@ def _mechanism(mechanism: events.Mechanism, relation: Neighbouring) -> Json:
         )
     if isinstance(mechanism, events.ZeroConcentrated):
         return _event("ZCDpEvent", rho=mechanism.rho, xi=mechanism.xi)
+    if isinstance(mechanism, events.RepeatAndSelect):
+        inner = [_repeated(item, relation) for item in mechanism.events]
+        run = inner[0] if len(inner) == 1 else _event("ComposedDpEvent", events=inner)
+        runs = mechanism.runs
+        return _event("RepeatAndSelectDpEvent", event=run, mean=runs.mean, shape=runs.shape)
     raise _unwritable(mechanism.describe())
 
 
@@ -522,7 +554,7 @@ def _unwritable(what: str) -> InputError:
     return InputError(
         f"{what}: no dp_accounting event describes it",
         "dp_accounting events describe Gaussian, Laplace, (eps, delta)-DP, randomized response, discrete "
-        "Gaussian and zCDP steps, Poisson-sampled or sampled without replacement",
+        "Gaussian and zCDP steps, Poisson-sampled or sampled without replacement, and repeat-and-select",
     )
 
 

@@ -236,7 +236,14 @@ REFUSED = [
         event("RandomAllocationDpEvent", event=gaussian(1.0), num_selected=1, num_steps=10),
         "RandomAllocationDpEvent",
     ),
-    (event("RepeatAndSelectDpEvent", event=gaussian(1.0), mean=3.0, shape=1.0), "RepeatAndSelectDpEvent"),
+    (
+        event("RepeatAndSelectDpEvent", event=gaussian(1.0), mean=0.5, shape=1.0),
+        "RepeatAndSelectDpEvent: geometric: the mean number of runs must be in [1, 1e+09]",
+    ),
+    (
+        event("RepeatAndSelectDpEvent", event=gaussian(1.0), mean=3.0, shape=-2.0),
+        "RepeatAndSelectDpEvent: negative-binomial: the shape must be a finite number > -1",
+    ),
     (
         event(
             "MixtureOfGaussiansDpEvent",

@@ -406,6 +406,36 @@ CASES = (
         slow=False,
     ),
     Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution geometric:mean=10",
+        (quote("The first gives epsilon «5.0489» (dp_accounting's RDP accountant", column("epsilon")),),
+    ),
+    Case(
+        f"sgd {MNIST} --delta 1e-5 --target-epsilon 3 --runs-distribution geometric:mean=10",
+        (
+            quote(
+                "mean 10, «4669» steps, «19.9» epochs, for epsilon 3)",
+                column("steps"),
+                column("epochs"),
+            ),
+        ),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs 10",
+        (quote("against «8.919» for ten composed runs", column("epsilon", guarantee="upper_bound")),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --method rdp",
+        (quote("and «2.597» for one run in RDP", column("epsilon")),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution poisson:mean=10",
+        (quote("the second «5.2633» (dp_accounting: 5.7489", column("epsilon")),),
+    ),
+    Case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution negative-binomial:mean=10,shape=0.5",
+        (quote("`negative-binomial:mean=10,shape=0.5` gives «4.6958»", column("epsilon")),),
+    ),
+    Case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2",
         (quote("gives [«5.264», «5.266»] (one example", bounds()),),
     ),

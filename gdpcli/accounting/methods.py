@@ -29,7 +29,8 @@ from gdpcli.accounting.figures import APPROXIMATE, Accountant, Figures
 from gdpcli.core import gdp
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError, parameter
-from gdpcli.events import ApproxDP, Repeated
+from gdpcli.events import ApproxDP, RepeatAndSelect, Repeated
+from gdpcli.events.repeat_select import RDP_ONLY
 
 
 def exact_gdp_mu(specs: Sequence[Repeated]) -> float | None:
@@ -113,6 +114,8 @@ def _build(name: str, specs: Sequence[Repeated], accuracy: float, conversions: S
     """One accountant by method name; ComputationError when the method cannot handle the list."""
     if name not in REGISTRY:
         raise ComputationError(f"method {name!r} is not available")
+    if name != "rdp" and any(isinstance(spec.mechanism, RepeatAndSelect) for spec in specs):
+        raise ComputationError(RDP_ONLY, f"use {parameter('method')} rdp")
     return REGISTRY[name](specs, accuracy, conversions)
 
 
@@ -285,7 +288,7 @@ def step_budgets(
 
     names = tuple(REGISTRY) if method == "all" else (method,)
     if method == "auto":
-        names = ("exact",) if exact_accountant(specs) is not None else ("pld",)
+        names = tuple(name for name, _ in plan(specs, "auto", accuracy=accuracy, conversions=conversions))
     jobs = [(name, (c,)) for name in names for c in (conversions if name == "rdp" else conversions[:1])]
     rows = []
     for name, chosen in jobs:

@@ -64,6 +64,10 @@ T = ceil(60 * 60000 / 256) = 14063 steps):
   # examples to the batch): the plain run at sensitivity K C
   gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
       --epochs 60 --delta 1e-5 --sensitivity 2
+  # a hyper-parameter search releasing the best of K runs, K geometric of
+  # mean 10 (RDP upper bound)
+  gdpcli sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 \\
+      --epochs 60 --delta 1e-5 --runs-distribution geometric:mean=10
 """
 
 RunsOption = Annotated[
@@ -81,6 +85,16 @@ ToOption = Annotated[
         help="dp-event: the run (or schedule) as a dp_accounting DpEvent, JSON on stdout, to cross-check "
         "in dp_accounting or read back with gdpcli compose --specs (runs of independently sampled steps: "
         "poisson and fixed).",
+    ),
+]
+RunsDistributionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--runs-distribution",
+        help="A hyper-parameter search that releases only the best run: a random number K of runs, K drawn "
+        "independently of the data from poisson:mean=M | geometric:mean=M | negative-binomial:mean=M,shape=S "
+        "(shape > -1; 0 logarithmic, 1 geometric). Accounted in RDP (Papernot and Steinke 2022, Thm 2; Thm 6 "
+        "for poisson): a rigorous upper bound. Not with --runs > 1.",
     ),
 ]
 METHOD_HELP = (
@@ -105,6 +119,7 @@ def command(
     target_epsilon: options.TargetEpsilonOption = None,
     max_epsilon: options.MaxEpsilonOption = None,
     runs: RunsOption = 1,
+    runs_distribution: RunsDistributionOption = None,
     group: options.GroupOption = None,
     to: ToOption = None,
     output: options.Output,
@@ -127,6 +142,8 @@ def command(
     if delta is None:
         raise InputError("--delta is required", "epsilon is reported at that delta, e.g. --delta 1e-5")
     deltas = options.deltas(delta)
+    if runs_distribution is not None:
+        _check_search(run_options, runs, group, output)
     if run_options.schedule is not None:
         for option, value in (("--noise-multiplier", noise_multiplier), ("--target-epsilon", target_epsilon)):
             if value is not None:
@@ -166,6 +183,11 @@ def command(
     total = None if budget_only else run.steps
     if output.plot and not (run.sampling.per_step or run.bands):
         raise InputError(f"--plot draws a trade-off curve; a {sampling} run has bounds on it", "drop --plot")
+    if runs_distribution is not None:
+        choice = dpsgd.Method(method, accuracy, conversion)
+        budgets = (target_epsilon, total)
+        _search(run_options, run, runs_distribution, deltas, choice, budgets, max_epsilon, output)
+        return
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
     notes = _skipped(entries)
     answers = [] if budget_only else _answers(entries, deltas, notes)
@@ -295,6 +317,104 @@ def _print_events(
                 "use --sampling poisson or fixed",
             )
     print_dp_event([phase.spec() for phase in phases], asked, fmt)
+
+
+def _check_search(
+    run_options: options.RunOptions, runs: int, group: int | None, output: options.Output
+) -> None:
+    """InputError for what --runs-distribution does not go with (the runs searched are all alike)."""
+    for given, what in (
+        (runs != 1, "--runs (K is random here)"),
+        (run_options.schedule is not None, "--schedule"),
+        (group is not None, "--group"),
+        (output.plot is not None, "--plot (the search has no trade-off curve here, only RDP)"),
+    ):
+        if given:
+            raise InputError(f"--runs-distribution does not go with {what}")
+
+
+def _search(
+    run_options: options.RunOptions,
+    run: Run,
+    distribution: str,
+    deltas: list[float],
+    method: Method,
+    budgets: tuple[float | None, int | None],
+    max_epsilon: float | None,
+    output: options.Output,
+) -> None:
+    """sgd --runs-distribution: the best of K runs (events.RepeatAndSelect), K random, accounted in RDP;
+    budgets = (--target-epsilon, the steps asked: None for a step budget alone)."""
+    import numpy as np
+
+    from gdpcli import events
+    from gdpcli.accounting import Answer, check_budget, dpsgd, planning, search
+    from gdpcli.cli import queries
+    from gdpcli.cli.output import Result, emit
+    from gdpcli.events.repeat_select import RDP_ONLY
+
+    runs = events.RunsDistribution.parse(distribution)
+    if method.name not in ("auto", "rdp", "all"):
+        raise InputError(f"--runs-distribution with --method {method.name}: {RDP_ONLY}", "use --method rdp")
+    if dpsgd.unavailable(run, "rdp") is not None:
+        raise InputError(
+            f"--runs-distribution with --sampling {run.sampling}: the search is accounted in RDP, which "
+            "gdpcli has for Poisson batches (or every step on all data) only",
+            "use --sampling poisson",
+        )
+    target_epsilon, total = budgets
+    [(_, accountant)] = planning.plan(
+        search.searched(run, runs), "rdp", accuracy=method.accuracy, conversion=method.conversion
+    )
+    answers = [
+        Answer("delta", np.array([d]), figure)
+        for d in (deltas if total is not None else [])
+        for figure in accountant.epsilon(np.array([d]))
+    ]
+    columns = {"runs_distribution": runs.name, "runs_mean": runs.mean}
+    if runs.name == "negative-binomial":
+        columns["runs_shape"] = runs.shape
+    accumulation = run_options.accumulation_steps
+    rows = [
+        {**_context(run, accumulation), **columns, **_figure_row(run, answer, accumulation)}
+        for answer in answers
+    ]
+    notes = [
+        f"the release is the best of K runs, K ~ {runs.describe()} drawn independently of the data (a K that "
+        f"depends on the data voids the bound); an upper bound by Papernot and Steinke 2022, {runs.theorem}, "
+        "from one run's RDP curve",
+        *queries.notes_of(answers),
+        *_accumulation_note(accumulation, str(run.sampling)),
+    ]
+    if method.name == "all":
+        notes.append(f"only rdp: {RDP_ONLY}")
+    if target_epsilon is not None:
+        found = [
+            (d, search.largest_steps(run, runs, d, target_epsilon, conversion))
+            for d in deltas
+            for conversion in options.conversions(method.conversion)
+        ]
+        rows += [
+            {**_context(budget.run, accumulation), **columns, **_budget_row(budget, d, total, accumulation)}
+            for d, budget in found
+        ]
+        notes += _budget_notes([budget for _, budget in found], total)
+    inputs = options.echo_inputs(
+        **run_options.echo() | {"sampling_rate": run.sampling_rate, "steps": total},
+        noise_multiplier=run.noise_multiplier,
+        runs_distribution=runs.describe(),
+        delta=deltas,
+        **options.method_inputs(method.name, method.conversion, method.accuracy),
+        target_epsilon=target_epsilon,
+        max_epsilon=max_epsilon,
+    )
+    title = (
+        f"gdpcli sgd: the best of K ~ {runs.describe()} runs, each q = {run.sampling_rate:.6g}, sigma = "
+        f"{run.noise_multiplier:g}, {run.sampling} sampling ({run.neighbouring})"
+    )
+    quoted = ("epsilon", "steps", "epochs") if target_epsilon is not None else ("epsilon",)
+    emit(Result("sgd", inputs, rows, title, notes, quoted), output.fmt)
+    check_budget(answers, max_epsilon=max_epsilon)
 
 
 def _plot(path: Path, title: str, run: Run, accuracy: float) -> None:

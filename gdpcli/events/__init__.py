@@ -11,6 +11,7 @@ numpy.
 The modules of this package: `sampling` (batch schemes and neighbouring relations), `mechanism` (the base
 class and its representations), one module per family of mechanisms (`gaussian`, `epsilon_delta`,
 `renyi`, `shuffled_reports`, `tabulated`), `sampled`, `repeated`, `group` (a step for groups of records),
+`repeat_select` (the best of a random number of runs, a hyper-parameter search),
 `dpsgd_run` (a DP-SGD run as an event), `kinds` (the kinds the spec language knows) and `spec` (the spec
 language's parser, `spec_values` its key=value reader). Adding a mechanism means adding one class to a
 family module and listing it in `kinds`.
@@ -32,6 +33,7 @@ _HOMES = {
     "mechanism": ("Mechanism", "RdpCurve"),
     "renyi": ("Renyi", "RenyiCurve", "ZeroConcentrated"),
     "repeated": ("Repeated",),
+    "repeat_select": ("RepeatAndSelect", "RunsDistribution"),
     "sampled": ("Sampled", "Step"),
     "sampling": ("SCHEMES", "Neighbouring", "Sampling", "Scheme", "batches_per_epoch"),
     "shuffled_reports": ("Shuffle", "ShuffleRR"),

@@ -22,7 +22,7 @@ from gdpcli.events.spec_values import SpecValues
 
 KINDS: dict[str, type[Mechanism]] = {mechanism.kind: mechanism for mechanism in MECHANISMS}
 KIND_KEYS: dict[str, tuple[str, ...]] = {kind: mechanism.keys for kind, mechanism in KINDS.items()}
-COMMON_KEYS = ("times", "p", "sampling")
+COMMON_KEYS = ("times", "p", "sampling", "select")
 MEANINGS: dict[str, str] = {
     "gdp": "a mu-GDP guarantee",
     "gaussian": "Gaussian noise of std sigma on a query of L2 sensitivity sens (default 1): exactly "
@@ -50,6 +50,11 @@ COMMON_MEANINGS: dict[str, str] = {
     "p": "p=RATE: each run sees a random subsample of the data, at rate 0 < RATE <= 1",
     "sampling": "sampling=poisson|fixed: how the subsample is drawn: poisson (each record with probability "
     "RATE; add/remove neighbours; the default) or fixed (a fixed-size batch; replace-one neighbours)",
+    "select": "select=DIST:mean=M[,shape=S]: last, after every other key: the whole spec run a random "
+    "number K of times on the same data and only the best run released (a hyper-parameter search; K drawn "
+    "independently of the data, of mean M >= 1): DIST poisson, geometric or negative-binomial (shape S > -1; "
+    "0 logarithmic, 1 geometric). RDP only, a rigorous upper bound (Papernot and Steinke 2022, Thm 2; Thm 6 "
+    "for poisson); a suffix xN after it composes N such searches",
 }
 """What each key of COMMON_KEYS means, with its form."""
 SAMPLING = tuple(scheme.value for scheme in Sampling if scheme.per_step)
@@ -59,8 +64,10 @@ TEXT_KEYS = ("file",)
 SPEC_HELP = (
     "KIND:key=value,... with KIND one of "
     + ", ".join(mechanism.spec_help for mechanism in MECHANISMS)
-    + "; common keys times=N (or suffix xN), p=RATE, sampling=poisson|fixed"
+    + "; common keys times=N (or suffix xN), p=RATE, sampling=poisson|fixed; last, select=DIST:mean=M"
 )
+_SELECT = ",select="
+"""Where the select wrapper starts: its value takes the rest of the word (its own keys have commas)."""
 
 
 _TIMES_SUFFIX = re.compile(r"^(?P<body>.*\S)x(?P<times>\d+)$")
@@ -111,7 +118,33 @@ def _times(spec: str, suffix: str | None, text: str | None) -> int:
 
 
 def parse_spec(text: str) -> Repeated:
-    """Parse one spec word into an event; InputError (exit 2) naming the offending part otherwise."""
+    """Parse one spec word into an event; InputError (exit 2) naming the offending part otherwise. A word
+    ending in select=DIST:... is the rest of it, run a random number of times, the best run released."""
+    spec = text.strip()
+    at = spec.lower().find(_SELECT)
+    if at < 0:
+        return _parse_plain(spec)
+    return _parse_select(spec, _parse_plain(spec[:at]), spec[at + len(_SELECT) :])
+
+
+def _parse_select(spec: str, inner: Repeated, text: str) -> Repeated:
+    """The select wrapper DIST:mean=M[,shape=S][xN] around the event parsed before it (events.RepeatAndSelect;
+    xN composes N independent searches)."""
+    from gdpcli.events.repeat_select import RepeatAndSelect, RunsDistribution
+
+    suffix = None
+    match = _TIMES_SUFFIX.match(text)
+    if match and "=" in match.group("body"):
+        text, suffix = match.group("body"), match.group("times")
+    try:
+        runs = RunsDistribution.parse(text)
+    except InputError as error:
+        raise InputError(f"spec {spec!r}: select: {error.message}", error.hint) from None
+    return Repeated(RepeatAndSelect((inner,), runs), _times(spec, suffix, None))
+
+
+def _parse_plain(text: str) -> Repeated:
+    """One spec word without a select wrapper."""
     spec = text.strip()
     kind, colon, body = spec.partition(":")
     kind = kind.strip().lower()
