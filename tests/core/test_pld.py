@@ -912,9 +912,9 @@ def test_compositions_are_kept_across_questions(monkeypatch: pytest.MonkeyPatch)
 def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """q 3.3e-4, sigma 4, 1e4 Poisson steps at delta 1e-10: at tilt 64 the round-off swallows the delta
-    (floor 3e-9: no upper bound, only the lower one); the saddle point, t = 800, answers inside
-    prv-accountant's bracket."""
+    """q 3.3e-4, sigma 4, 1e4 Poisson steps at delta 1e-10: at tilt 64 the round-off takes a third of the
+    delta and the bounds are 2.8 % wide; the retry at the saddle point, t = 800, answers within 1e-3
+    inside prv-accountant's bracket."""
     from prv_accountant import PRVAccountant
     from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
@@ -930,8 +930,9 @@ def test_a_delta_the_first_tilt_leaves_to_round_off_is_answered_steeper(
     assert bounds.upper - bounds.lower < 1e-3 * bounds.lower
     assert not bounds.swallowed
     monkeypatch.setattr(refinement, "_STEEPEST_TILT", composition._MAX_TILT)
-    swallowed = pld.epsilon_bounds(components, 1e-10)
-    assert swallowed.swallowed and swallowed.upper == np.inf and swallowed.lower <= high
+    shallow = pld.epsilon_bounds(components, 1e-10)
+    assert shallow.lower <= high and low <= shallow.upper
+    assert shallow.upper - shallow.lower > 10 * (bounds.upper - bounds.lower)
 
 
 def _rdp_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
