@@ -80,9 +80,9 @@ KINDS = {
 GENERAL_GROUP = ("dp:eps=1,delta=1e-6", "rr:keep=0.75", "shuffle:eps0=1,n=1000", "shuffle-rr:eps0=1,n=1000")
 """Witnesses whose group gdpcli bounds by GDP paper Thm 3 only (convert --group; compose refuses)."""
 
-WRAPPERS = ("single", "times", "poisson", "fixed", "mixed", "group", "select")
-"""single: one step; times: 3-fold; poisson / fixed: 3 steps subsampled at 0.1; mixed: with
-gaussian:sigma=2 composed; group: --group 2; select: the 3-fold run repeated a geometric number of times
+WRAPPERS = ("single", "times", "long", "poisson", "fixed", "mixed", "group", "select")
+"""single: one step; times: 3-fold; long: 20-fold (composed by one FFT power, core/pld/power.py);
+poisson / fixed: 3 steps subsampled at 0.1; mixed: with gaussian:sigma=2 composed; group: --group 2; select: the 3-fold run repeated a geometric number of times
 (mean 2), the best run released (RDP only; no witness: the best of K runs need not lose more than one run,
 so only consistency and refusals are checked)."""
 SELECT_UNTRIED = ("shuffle", "shuffle-rr")
@@ -96,6 +96,8 @@ def wrapped(spec: str, wrapper: str) -> tuple[list[str], list[str]]:
     """(specs, extra options) of a spec under a wrapper."""
     if wrapper == "times":
         return [f"{spec},times=3"], []
+    if wrapper == "long":
+        return [f"{spec},times=20"], []
     if wrapper in ("poisson", "fixed"):
         return [f"{spec},p=0.1,sampling={wrapper},times=3"], []
     if wrapper == "mixed":
@@ -234,8 +236,10 @@ def witness(kind: Kind, wrapper: str) -> Gaussian | Fine | None:
     is: gdpcli's own, on its own grid)."""
     if (kind.witness in GENERAL_GROUP and wrapper == "group") or wrapper == "select":
         return None
-    if kind.witness == "G_1" and wrapper in ("single", "times", "mixed", "group"):
-        mu = {"single": 1.0, "times": math.sqrt(3.0), "mixed": math.sqrt(1.25), "group": 2.0}[wrapper]
+    if kind.witness == "G_1" and wrapper in ("single", "times", "long", "mixed", "group"):
+        mu = {"single": 1.0, "times": math.sqrt(3.0), "long": math.sqrt(20.0), "mixed": math.sqrt(1.25)}.get(
+            wrapper, 2.0
+        )
         return Gaussian(mu)
     spec = "gaussian:sigma=1" if kind.witness == "G_1" else kind.witness
     specs, options = wrapped(spec, wrapper)
