@@ -82,9 +82,10 @@ GENERAL_GROUP = ("dp:eps=1,delta=1e-6", "rr:keep=0.75", "shuffle:eps0=1,n=1000",
 
 WRAPPERS = ("single", "times", "long", "poisson", "fixed", "mixed", "group", "select")
 """single: one step; times: 3-fold; long: 20-fold (composed by one FFT power, core/pld/power.py);
-poisson / fixed: 3 steps subsampled at 0.1; mixed: with gaussian:sigma=2 composed; group: --group 2; select: the 3-fold run repeated a geometric number of times
-(mean 2), the best run released (RDP only; no witness: the best of K runs need not lose more than one run,
-so only consistency and refusals are checked)."""
+poisson / fixed: 3 steps subsampled at 0.1; mixed: with gaussian:sigma=2 composed; group: --group 2;
+select: the 3-fold run repeated a geometric number of times (mean 2), the best run released (RDP only; no
+witness: the best of K runs need not lose more than one run, so only consistency and refusals are
+checked)."""
 SELECT_UNTRIED = ("shuffle", "shuffle-rr")
 """Kinds the select wrapper leaves out: their RDP curve costs 0.1 s an order, and a selection evaluates
 some 300 orders a command (minutes for the five queries)."""
