@@ -104,8 +104,8 @@ def command(
     batches or without sampling): epsilon at delta by several accountants."""
     from gdpcli.accounting import check_budget, dpsgd
     from gdpcli.accounting import matrix_mechanism as mf
+    from gdpcli.cli import queries
     from gdpcli.cli.output import Result, emit
-    from gdpcli.cli.sgd import _answers, _skipped
 
     options.positive(accuracy, "--accuracy")
     options.positive(noise_multiplier, "--noise-multiplier")
@@ -137,8 +137,8 @@ def command(
             **rates,
         )
     entries = mf.plan(mechanism, method, accuracy=accuracy, conversion=conversion)
-    notes = _skipped(entries)
-    answers = _answers(entries, deltas, notes)
+    notes = queries.skipped(entries)
+    answers = queries.epsilon_answers(entries, deltas, notes)
     rows = [_row(mechanism, noise_multiplier, answer) for answer in answers]
     inputs = options.echo_inputs(
         strategy=str(strategy),

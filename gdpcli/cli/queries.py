@@ -6,13 +6,16 @@ convert, compose and subsample share this, so one flag produces the same columns
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gdpcli.accounting import QUESTIONS, Answer, Figures, ask
 from gdpcli.cli.options import Queries
 from gdpcli.guarantees import Guarantee
+
+if TYPE_CHECKING:
+    from gdpcli.accounting.planning import Plan
 
 Row = dict[str, Any]
 
@@ -97,3 +100,41 @@ def mu_rows(figures: list[Figures], context: Row | None = None) -> list[Row]:
         }
         for f in figures
     ]
+
+
+def skipped(entries: Plan) -> list[str]:
+    """Notes on the methods that --method all leaves out (a plan's entries that cannot answer)."""
+    from gdpcli.errors import ComputationError
+
+    if len(entries) == 1:
+        return []
+    return [f"skipped {name}: {found.hint}" for name, found in entries if isinstance(found, ComputationError)]
+
+
+def epsilon_answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answer]:
+    """Every (delta, figure) of a plan's method(s) (sgd, mf), labelled; they become the rows and decide the
+    budget check. Each method answers the whole list at once; where that fails, delta by delta, so that a
+    delta it cannot answer costs no other delta its row. With --method all a method that fails is skipped
+    with a note (alone it is an error)."""
+    from gdpcli.accounting import planning
+    from gdpcli.accounting.figures import by_delta
+    from gdpcli.errors import ComputationError
+
+    answers = []
+    for found in planning.answering(entries):
+        try:
+            answered = by_delta(found, np.array(deltas))
+        except ComputationError:
+            answered = []
+            for delta in deltas:
+                try:
+                    answered += by_delta(found, np.array([delta]))
+                except ComputationError as error:
+                    if len(entries) == 1:
+                        raise
+                    notes.append(f"skipped {found.method} at delta {delta:g}: {error.text}")
+        answers += [
+            Answer("delta", np.array([delta]), figure) for delta, figures in answered for figure in figures
+        ]
+    notes += notes_of(answers)
+    return answers

@@ -127,6 +127,7 @@ def command(
     """Privacy of DP-SGD (epsilon at delta) by several accountants, and step budgets for a target epsilon."""
     from gdpcli.accounting import check_budget, dpsgd, planning
     from gdpcli.accounting.run import check_run, repeated
+    from gdpcli.cli import queries
     from gdpcli.cli.output import Result, emit
 
     options.positive(accuracy, "--accuracy")
@@ -189,8 +190,8 @@ def command(
         _search(run_options, run, runs_distribution, deltas, choice, budgets, max_epsilon, output)
         return
     entries = planning.plan(run, method, accuracy=accuracy, conversion=conversion)
-    notes = _skipped(entries)
-    answers = [] if budget_only else _answers(entries, deltas, notes)
+    notes = queries.skipped(entries)
+    answers = [] if budget_only else queries.epsilon_answers(entries, deltas, notes)
     accumulation = run_options.accumulation_steps
     rows = [_figure_row(run, answer, accumulation) for answer in answers]
     notes += _group_notes(run, answers) + _accumulation_note(accumulation, sampling)
@@ -492,47 +493,6 @@ def _cyclic_context(run: Run) -> dict[str, Any]:
     if run.bands is None:
         return {}
     return {"bands": run.bands, "steps_per_example": participations(run.steps, run.bands)}
-
-
-def _skipped(entries: Plan) -> list[str]:
-    """Notes on the methods that --method all leaves out for this run."""
-    from gdpcli.errors import ComputationError
-
-    if len(entries) == 1:
-        return []
-    return [f"skipped {name}: {found.hint}" for name, found in entries if isinstance(found, ComputationError)]
-
-
-def _answers(entries: Plan, deltas: list[float], notes: list[str]) -> list[Answer]:
-    """Every (delta, figure) of the planned method(s), labelled; they become the rows and decide the budget
-    check. Each method answers the whole list at once; where that fails, delta by delta, so that a delta
-    it cannot answer costs no other delta its row. With --method all a method that fails is skipped with a
-    note (alone it is an error)."""
-    import numpy as np
-
-    from gdpcli.accounting import Answer, planning
-    from gdpcli.accounting.figures import by_delta
-    from gdpcli.cli import queries
-    from gdpcli.errors import ComputationError
-
-    answers = []
-    for found in planning.answering(entries):
-        try:
-            answered = by_delta(found, np.array(deltas))
-        except ComputationError:
-            answered = []
-            for delta in deltas:
-                try:
-                    answered += by_delta(found, np.array([delta]))
-                except ComputationError as error:
-                    if len(entries) == 1:
-                        raise
-                    notes.append(f"skipped {found.method} at delta {delta:g}: {error.text}")
-        answers += [
-            Answer("delta", np.array([delta]), figure) for delta, figures in answered for figure in figures
-        ]
-    notes += queries.notes_of(answers)
-    return answers
 
 
 def _group_notes(run: Run, answers: list[Answer]) -> list[str]:
