@@ -214,13 +214,13 @@ def test_bad_input(gdpcli, args: tuple[str, ...]) -> None:
 
 
 def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:
-    tiny = gdpcli("compose", "gaussian:sigma=3", "laplace:b=2", "--delta", "1e-300", "-f", "json")
-    found = {(row["method"], row["guarantee"]): row["epsilon"] for row in rows(tiny)}
-    # the round-off swallows 1e-300 at the lower bound: the upper bound through it is wide, and RDP's
-    # stands beside it
-    assert tiny.code == 0 and "round-off" in " ".join(json.loads(tiny.stdout)["notes"])
-    assert found[("pld", "lower_bound")] <= found[("pld", "upper_bound")] < math.inf
-    assert found[("pld", "lower_bound")] <= found[("rdp-optimal", "upper_bound")]
+    spec = ("compose", "gaussian:sigma=3", "laplace:b=2", "--delta", "1e-300", "-f", "json")
+    tiny = gdpcli(*spec)
+    found = {row["guarantee"]: row["epsilon"] for row in rows(tiny)}
+    # tilted at the answer, 1e-300 is answered within the accuracy asked, below RDP's rigorous bound
+    rdp = rows(gdpcli(*spec, "--method", "rdp"))[0]["epsilon"]
+    assert tiny.code == 0 and not json.loads(tiny.stdout)["notes"]
+    assert found["lower_bound"] <= found["upper_bound"] <= found["lower_bound"] * (1 + 1e-3) < rdp
     assert math.isfinite(
         float(
             rows(gdpcli("compose", "gdp:mu=0.01x1000000000", "--delta", "1e-5", "-f", "json"))[0]["epsilon"]

@@ -15,7 +15,7 @@ import numpy as np
 from gdpcli import progress
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
-from gdpcli.core.pld.composition import Components, Composed, Compositions, TailTarget
+from gdpcli.core.pld.composition import _MAX_TILT, Components, Composed, Compositions, TailTarget
 from gdpcli.core.pld.convolution import fft_error
 from gdpcli.core.pld.discretization import MAX_POINTS, discretize, loss_range
 from gdpcli.core.pld.representation import ROUND_OFF_SAFETY, DiscretePLD, DominatingPair, GridTooLarge, Tails
@@ -26,16 +26,15 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11 on
 
 
-_STEEPEST_TILT = (
-    4096.0  # the largest it tries where the round-off at _MAX_TILT swallows a delta (epsilon_bounds)
-)
+_STEEPEST_TILT = 4096.0  # the steepest retry's tilt for a composed loss of scale >= 1 (_scaled_tilt)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
 _COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
 _FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
-_LOWER_BISECTIONS = 40  # bisection steps after them (_lower_epsilons)
+_LOWER_SCAN = 31  # points tried after them, evenly spaced up to the optimistic eps (_lower_epsilons)
+_LOWER_BISECTIONS = 40  # bisection steps after the scan (_lower_epsilons)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
 _HALVINGS = 60  # the smallest share of delta, 2^-60, at which _upper_through looks for an upper bound
 
@@ -94,7 +93,23 @@ def _loss_shape(pair: DominatingPair) -> tuple[float, float]:
     return float(np.sqrt(coarse.masses @ (coarse.losses - mean) ** 2 / mass)), wide[1] - wide[0]
 
 
-def initial_interval(components: Components, accuracy: float, *, cheap: bool = True) -> float:
+Shapes = list[tuple[tuple[float, float], int]]
+"""Each component's (standard deviation, range) of its loss (_loss_shape) and its count."""
+
+
+def loss_shapes(components: Components) -> Shapes:
+    """_loss_shape of each component, with its count."""
+    return [(_loss_shape(pair), int(count)) for pair, count in components]
+
+
+def _composed_scale(shapes: Shapes) -> float:
+    """S = sqrt(sum N_i s_i^2), the standard deviation of the composed loss."""
+    return float(np.sqrt(sum(count * scale**2 for (scale, _), count in shapes)))
+
+
+def initial_interval(
+    components: Components, accuracy: float, *, cheap: bool = True, shapes: Shapes | None = None
+) -> float:
     """A first grid interval for the relative accuracy, from the empirical gap model below.
 
     For N_i compositions of losses of standard deviation s_i (composed scale S = sqrt(sum N_i s_i^2))
@@ -113,13 +128,14 @@ def initial_interval(components: Components, accuracy: float, *, cheap: bool = T
     on 1.1 million points a step (refused by the first grid's cap, then 275 000) for bounds 28x
     narrower than asked. Measured in-process: that run 1.25 -> 0.21 s, its 1e6 steps 3.10 -> 0.93 s,
     q 1e-4, sigma 0.5, T 1e5 0.88 -> 0.24 s; MNIST and other settings where the model asks for a coarser
-    grid than this are unchanged.
+    grid than this are unchanged. `shapes`: loss_shapes(components), where the caller has them.
     """
-    shapes = [(_loss_shape(pair), int(count)) for pair, count in components]
-    composed = float(np.sqrt(sum(count * scale**2 for (scale, _), count in shapes)))
+    shapes = loss_shapes(components) if shapes is None else shapes
+    composed = _composed_scale(shapes)
     floor = max(1e-3 * composed, 1e-12)
     density = sum(count / max(scale, floor) for (scale, _), count in shapes)
-    modelled = np.sqrt(accuracy * composed / (0.02 * density))
+    relative = accuracy * (1.0 + EPSILON_SCALE / (4.0 * max(composed, floor)))  # asked at eps = 4 S
+    modelled = np.sqrt(relative * composed / (0.02 * density))
     first = max(span for (_, span), _ in shapes) / _FIRST_POINTS if cheap else 0.0
     return float(min(0.05, max(modelled, composed / _FIRST_GRID, first, _FINEST_FIRST)))
 
@@ -278,21 +294,37 @@ def _lower_epsilons(composed: Composed, deltas: np.ndarray) -> np.ndarray:
     the worst optimistic profile, has a true delta(x) > delta, so the true epsilon is above x.
 
     From x0, the eps at delta + g(-inf), each x_{i+1} = eps at delta + g(x_i) is such an x (g(x_{i+1}) <=
-    g(x_i)); after _LOWER_PASSES of them, bisection between the last and the optimistic epsilon at delta
-    itself keeps the largest such x it meets. The passes alone stall where g falls steeply (a tilted
+    g(x_i)); after _LOWER_PASSES of them, _LOWER_SCAN evenly spaced points between the last and the
+    optimistic epsilon at delta itself are tried, and bisection between the largest that is such an x and
+    the next keeps the largest it meets. The passes alone stall where g falls steeply (a tilted
     composition's, by e^{-t eps} with t in the hundreds): at q 1e-5, sigma 1.1, 1e7 steps at delta 1e-15
     they stopped at 0.176 with g there 1e8 times its value at the answer 0.259, which then swallowed delta.
+    Those x need not form an interval (g falls faster than delta_lower near the tilt's centre): tilted at
+    the answer 0.00704 of q 1e-5, sigma 1, 1e3 steps at 1e-12, x = 0.0025 is one, 0.005 is not and 0.0070
+    is; bisection from 0.0025 alone stopped there, the scan finds 0.0070.
     """
     lower = _epsilons(composed.lower, deltas + composed.round_off_at(-np.inf))
     for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
         lower = _epsilons(composed.lower, deltas + composed.round_off_at(np.maximum(lower, 0.0)))
     high = _epsilons(composed.lower, deltas)
     open_ = np.isfinite(lower) & np.isfinite(high) & (high > lower)
-    low, high = np.where(open_, lower, 0.0), np.where(open_, high, 0.0)
-    for _ in range(_LOWER_BISECTIONS if np.any(open_) else 0):
+    if not np.any(open_):
+        return lower
+    with np.errstate(invalid="ignore"):  # (inf - inf where no finite epsilon exists: not open)
+        start, width = np.where(open_, lower, 0.0), np.where(open_, high - lower, 0.0)
+
+    def holds(x: np.ndarray) -> np.ndarray:
+        worst = np.max([np.atleast_1d(p.delta(x)) for p in composed.lower], axis=0)
+        return worst - composed.round_off_at(x) > deltas
+
+    shares = np.arange(1, _LOWER_SCAN + 1) / (_LOWER_SCAN + 1)
+    found = np.zeros(deltas.shape)  # the largest share of the width at which x holds (0: the passes' x)
+    for share in shares:
+        found = np.where(holds(start + share * width), share, found)
+    low, high = start + found * width, start + (found + 1.0 / (_LOWER_SCAN + 1)) * width
+    for _ in range(_LOWER_BISECTIONS):
         middle = 0.5 * (low + high)
-        worst = np.max([np.atleast_1d(p.delta(middle)) for p in composed.lower], axis=0)
-        above = worst - composed.round_off_at(middle) > deltas
+        above = holds(middle)
         low, high = np.where(above, middle, low), np.where(above, high, middle)
     return np.where(open_, low, lower)
 
@@ -318,16 +350,22 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     upper - lower <= accuracy min(lower + EPSILON_SCALE, STEP_SCALE n) at every delta, n the number of
     mechanisms composed: relative accuracy for large epsilons, absolute accuracy x EPSILON_SCALE for
     small ones (no one quotes an epsilon of 0.06 to 1e-4), and for few steps no wider than a per-step
-    grid of 1e-4 leaves (defaults.STEP_SCALE). Deltas far below the plain FFT's round-off are answered by
-    a tilted composition (TailTarget), at a tilt of at most _MAX_TILT first and, where its round-off would
-    swallow a delta (take half of it), again with every direction tilted at the answer's epsilon (the
-    pessimistic PLDs' epsilon without round-off on the last grid), up to _STEEPEST_TILT: steeper tilts
-    leave errors relative to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800),
-    but not always smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133,
-    carries ten times what t = 64 does). Bounds that a plain composition left wider than asked for the
-    round-off they carry are recomposed so too. A delta that both compositions swallow has upper bound
-    inf and is marked in Bounds.swallowed; its lower bound still holds. Bounds are rounded outward by
-    1e-12 relative.
+    grid of 1e-4 leaves (defaults.STEP_SCALE).
+
+    Deltas far below the plain FFT's round-off are answered by a tilted composition (TailTarget) aimed at
+    the smallest delta, at a tilt of at most _MAX_TILT; a delta whose round-off that leaves too large
+    (swallowed: half of delta at the lower bound, or wider than asked by no more than its round-off, or
+    without a finite upper bound) is composed again, largest delta first, with every direction tilted at
+    its answer's epsilon (the pessimistic PLDs' epsilon without round-off on the last grid), up to
+    _STEEPEST_TILT (both caps scaled to the losses, _scaled_tilt): steeper tilts leave errors relative
+    to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800), but not always
+    smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133, carried ten times
+    what t = 64 did). A delta left wider than asked for want of work budget is composed again within what
+    the first refinement left of its budget (_retried). Bounds that a plain composition left wider than
+    asked for the round-off they carry are recomposed so too. A delta that every composition swallows
+    has upper bound inf and is marked in Bounds.swallowed; its lower bound still holds, and where the
+    pessimistic profile plus the round-off meets delta further up that is its upper bound (_rescue).
+    Bounds are rounded outward by 1e-12 relative.
     """
     accuracy, max_points, compose = _precision(precision, components)
     delta = np.asarray(delta, dtype=float)
@@ -337,9 +375,15 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     smallest = float(flat.min())
     # tilted from the first grid where the plain round-off would take a visible share of delta (that
     # prediction runs up to 10x below what it measures: q 1e-4, sigma 1.1, 1e6 steps carried 6.6e-7 at 1e-5)
-    target = TailTarget(delta=smallest) if smallest < 1e3 * predicted_round_off(components) else None
+    shapes = loss_shapes(components)
+    target = (
+        TailTarget(delta=smallest, max_tilt=_scaled_tilt(_MAX_TILT, shapes))
+        if smallest < 1e3 * predicted_round_off(components)
+        else None
+    )
 
     centres: list[np.ndarray] = []  # the upper PLDs' epsilons without round-off, grid by grid
+    slacks: list[np.ndarray] = []  # the round-off the bounds carry, grid by grid
     rescued = np.full(flat.shape, np.inf)  # upper bounds through the round-off where it swallows delta
 
     def measure(composed: Composed) -> Measurement:
@@ -355,33 +399,44 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
             centres.append(_epsilons(composed.upper, flat))
             plain = centres[-1] - _epsilons(composed.lower, flat)  # without round-off
             slack = np.nan_to_num(np.maximum(upper - lower - plain, 0.0), nan=0.0, posinf=0.0)
+            slacks.append(slack)
         upper = np.where(
             _zero_suffices(composed, flat), 0.0, np.maximum(upper, 0.0) * (1 + _SAFETY) + _SAFETY
         )
         lower = np.maximum(lower, 0.0) * (1 - _SAFETY)
-        settled = np.isinf(lower) | swallowed  # both inf, or no finer grid helps: nothing to refine
+        cut = max(p.infinity_mass for p in composed.upper) >= flat - floor  # (truncations' mass: any grid)
+        settled = np.isinf(lower) | swallowed | cut  # both inf, or no finer grid helps: nothing to refine
         return Measurement(upper, lower, slack, settled=settled, swallowed=swallowed)
 
-    interval = initial_interval(components, accuracy)
+    interval = initial_interval(components, accuracy, shapes=shapes)
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
     bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
     carried = bounds.carried > 0.0  # (round-off beyond the accuracy: retried tilted at the answer)
     tried = np.zeros(flat.shape, dtype=bool)
-    while np.any(untried := _retried(bounds, target, tried, accuracy, absolute, widest)) or carried:
+    widths, budget = (accuracy, absolute, widest), work_budget(max(accuracy, absolute))
+    while True:
+        owed, starved = _retried(bounds, target, tried, slacks[-1], widths)
         centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
+        allowance = None  # (a budget of its own)
         if carried:  # round-off carried: every query, tilted at the largest answer
             retried, steep = ~tried, TailTarget(delta=smallest, epsilon=float(np.max(centre)))
-        else:  # swallowed: the largest delta left first, each at its own answer (a list needs several tilts)
+        elif np.any(owed) or (np.any(starved) and bounds.work < budget):
+            # the largest delta left first, each at its own answer (a list needs several tilts); those
+            # wider for want of budget only within what is left of the first's
+            untried = owed if np.any(owed) else starved
+            allowance = None if np.any(owed) else budget - bounds.work
             retried = flat == np.max(np.where(untried, flat, -np.inf))
-            steep = replace(
-                target, delta=float(np.min(flat[retried])), epsilon=float(np.max(centre[retried]))
-            )
+            steep = replace(target, epsilon=float(np.max(centre[retried])))  # (truncated for the smallest)
+        else:
+            break
         steep = replace(
-            steep, epsilon=steep.epsilon if steep.epsilon > 0.0 else None, max_tilt=_STEEPEST_TILT
+            steep,
+            epsilon=steep.epsilon if steep.epsilon > 0.0 else None,
+            max_tilt=_scaled_tilt(_STEEPEST_TILT, shapes),
         )
         steeper = _refine(
-            compose, measure, accuracy, absolute, max_points, bounds.interval, steep, widest=widest
+            compose, measure, accuracy, absolute, max_points, bounds.interval, steep, allowance, widest=widest
         )
         reached, work = bounds.reached and steeper.reached, bounds.work + steeper.work
         bounds = replace(_tightest(bounds, steeper), reached=reached, work=work)
@@ -391,6 +446,19 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
         tried |= retried
         carried = False
     return _shaped(_rescue(bounds, rescued, accuracy, absolute, widest), delta.shape)
+
+
+def _scaled_tilt(tilt: float, shapes: Shapes) -> float:
+    """A cap on the tilt, given for a composed loss of scale >= 1, for this one: over its scale where that
+    is below 1 (_MAX_TILT first, _STEEPEST_TILT for the retries).
+
+    A tilt acts through t L: losses 1000 times smaller need a tilt 1000 times steeper for the same
+    effect. At q 1e-5, sigma 10, 1e3 steps a step's losses are about 1e-6 and the composed scale 3e-5:
+    the saddle point at delta 1e-12 is t = 1.6e5, and at 4096 the round-off swallowed delta (RDP's
+    0.0056 stood in beside the PLD's lower bound 1.4e-4; tilted at the saddle point the bounds are
+    [1.62956e-4, 1.62990e-4]). The first tilt scaled so too answers the smallest delta of a list on the
+    first grid where the scale is small (q 1e-5, sigma 1, 1e5 steps at 1e-15 ... 0.1: 1.7 s -> 0.9 s)."""
+    return tilt / min(1.0, max(_composed_scale(shapes), _FINEST_FIRST))
 
 
 def _rescue(bounds: Bounds, rescued: np.ndarray, accuracy: float, absolute: float, widest: float) -> Bounds:
@@ -453,18 +521,27 @@ def _retried(
     bounds: Bounds,
     target: TailTarget | None,
     tried: np.ndarray,
-    accuracy: float,
-    absolute: float,
-    widest: float,
-) -> np.ndarray:
-    """The queries a steep retry of a tilted composition is still owed (epsilon_bounds): those the round-off
-    swallows and, once some retry ran, those left wider than asked (another query's tilt answered them)."""
+    slack: np.ndarray,
+    widths: tuple[float, float, float],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The queries a steep retry of a tilted composition is still owed (epsilon_bounds), and those wider
+    than asked for want of work budget (retried only within what the first refinement left of it).
+
+    Owed: those the round-off swallows, those without a finite upper bound above a finite lower one
+    (another query's tilt cut the tail they need: at q 1e-5, sigma 10, 1e5 steps the retry for 1e-9 left
+    1e-15 at inf, no longer swallowed), and those wider than asked (widths: accuracy, absolute, widest)
+    by no more than the round-off they carried on the last grid (`slack`), which a tilt at their own
+    answer removes and a finer grid would not. Starved: the others wider than asked; the first tilt aims
+    at the smallest delta, and at q 1e-5, sigma 1, 1e7 steps its grids cost so much that 1e-5 was left at
+    [0.1279, 0.1328] for a width of 2.3e-4 asked. A budget of its own for each (q 1e-5, sigma 0.4, 1e7
+    steps) took 4.4 s instead of 1.5 s, for the same bounds."""
+    none = np.zeros(tried.shape, dtype=bool)
     if target is None:
-        return np.zeros(tried.shape, dtype=bool)
-    owed = np.atleast_1d(bounds.swallowed)
-    if np.any(tried):
-        owed = owed | (_excesses(bounds, accuracy, absolute, widest) > 0.0)
-    return owed & ~tried
+        return none, none
+    unbounded = ~np.isfinite(np.atleast_1d(bounds.upper)) & np.isfinite(np.atleast_1d(bounds.lower))
+    excess = _excesses(bounds, *widths)
+    owed = np.atleast_1d(bounds.swallowed) | unbounded | ((excess > 0.0) & (slack >= excess))
+    return owed & ~tried, (excess > 0.0) & ~owed & ~tried
 
 
 def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack[Precision]) -> Bounds:
