@@ -36,9 +36,6 @@ _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the r
 _LOWER_SCAN = 31  # points tried after them, evenly spaced up to the optimistic eps (_lower_epsilons)
 _LOWER_BISECTIONS = 40  # bisection steps after the scan (_lower_epsilons)
 _SAFETY = 1e-12  # relative outward rounding of reported bounds
-_AIMED_BELOW = 0.9  # a delta left wide for want of budget is retried if its answer is below this share of
-# the largest (the first tilt aims there: at q 0.3, sigma 0.4, 1e7 steps the answers at 1e-15 ... 0.1 are
-# within 0.7 %, and retrying 0.1 untilted took 7 s for the same bounds)
 _HALVINGS = 60  # the smallest share of delta, 2^-60, at which _upper_through looks for an upper bound
 
 MAX_WORK = 8e9
@@ -357,14 +354,14 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
 
     Deltas far below the plain FFT's round-off are answered by a tilted composition (TailTarget) aimed at
     the smallest delta, at a tilt of at most _MAX_TILT; a delta whose round-off that leaves too large
-    (swallowed: half of delta at the lower bound, or wider than asked by no more than its round-off, or
+    (swallowed: half of delta at the lower bound, or wider than asked by at most twice its round-off, or
     without a finite upper bound) is composed again, largest delta first, with every direction tilted at
     its answer's epsilon (the pessimistic PLDs' epsilon without round-off on the last grid), up to
     _STEEPEST_TILT (both caps scaled to the losses, _scaled_tilt): steeper tilts leave errors relative
     to a thinner tail (q 3.3e-4, sigma 4, 1e4 steps at delta 1e-10 needs t = 800), but not always
     smaller ones (at q 1e-5, sigma 1.1, 1e7 steps at 1e-5 the saddle point, t = 133, carried ten times
-    what t = 64 did). A delta left wider than asked for want of work budget is composed again within what
-    the first refinement left of its budget (_retried). Bounds that a plain composition left wider than
+    what t = 64 did); a delta only wider than asked is composed so within what is left of the work
+    budget (at least one grid). Bounds that a plain composition left wider than
     asked for the round-off they carry are recomposed so too. A delta that every composition swallows
     has upper bound inf and is marked in Bounds.swallowed; its lower bound still holds, and where the
     pessimistic profile plus the round-off meets delta further up that is its upper bound (_rescue).
@@ -418,22 +415,16 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     carried = bounds.carried > 0.0  # (round-off beyond the accuracy: retried tilted at the answer)
     tried = np.zeros(flat.shape, dtype=bool)
     widths, budget = (accuracy, absolute, widest), work_budget(max(accuracy, absolute))
-    while True:
+    while np.any(untried := _retried(bounds, target, tried, slacks[-1], widths)) or carried:
         centre = np.where(np.isfinite(centres[-1]), centres[-1], np.atleast_1d(bounds.lower))
-        owed, starved = _retried(bounds, target, tried, slacks[-1], widths)
-        starved &= centre < _AIMED_BELOW * np.max(centre)  # (the first tilt aims at the largest answer)
-        allowance = None  # (a budget of its own)
+        allowance = None  # (a work budget of its own)
         if carried:  # round-off carried: every query, tilted at the largest answer
             retried, steep = ~tried, TailTarget(delta=smallest, epsilon=float(np.max(centre)))
-        elif np.any(owed) or (np.any(starved) and bounds.work < budget):
-            # the largest delta left first, each at its own answer (a list needs several tilts); those
-            # wider for want of budget only within what is left of the first's
-            untried = owed if np.any(owed) else starved
-            allowance = None if np.any(owed) else budget - bounds.work
+        else:  # the largest delta left first, each at its own answer (a list needs several tilts)
             retried = flat == np.max(np.where(untried, flat, -np.inf))
             steep = replace(target, epsilon=float(np.max(centre[retried])))  # (truncated for the smallest)
-        else:
-            break
+            if not np.any(retried & _unanswered(bounds)):  # only wide: within what is left of the budget
+                allowance = max(budget - bounds.work, 0.0)
         steep = replace(
             steep,
             epsilon=steep.epsilon if steep.epsilon > 0.0 else None,
@@ -527,25 +518,28 @@ def _retried(
     tried: np.ndarray,
     slack: np.ndarray,
     widths: tuple[float, float, float],
-) -> tuple[np.ndarray, np.ndarray]:
-    """The queries a steep retry of a tilted composition is still owed (epsilon_bounds), and those wider
-    than asked for want of work budget (retried only within what the first refinement left of it).
-
-    Owed: those the round-off swallows, those without a finite upper bound above a finite lower one
-    (another query's tilt cut the tail they need: at q 1e-5, sigma 10, 1e5 steps the retry for 1e-9 left
-    1e-15 at inf, no longer swallowed), and those wider than asked (widths: accuracy, absolute, widest)
-    by no more than the round-off they carried on the last grid (`slack`), which a tilt at their own
-    answer removes and a finer grid would not. Starved: the others wider than asked; the first tilt aims
-    at the smallest delta, and at q 1e-5, sigma 1, 1e7 steps its grids cost so much that 1e-5 was left at
-    [0.1279, 0.1328] for a width of 2.3e-4 asked. A budget of its own for each (q 1e-5, sigma 0.4, 1e7
-    steps) took 4.4 s instead of 1.5 s, for the same bounds."""
-    none = np.zeros(tried.shape, dtype=bool)
+) -> np.ndarray:
+    """The queries a steep retry of a tilted composition is still owed (epsilon_bounds): those the round-off
+    swallows, those without a finite upper bound above a finite lower one (another query's tilt cut the
+    tail they need: at q 1e-5, sigma 10, 1e5 steps the retry for 1e-9 left 1e-15 at inf, no longer
+    swallowed), and those wider than asked (widths: accuracy, absolute, widest) where the round-off they
+    carried on the last grid (`slack`) is at least half of the excess: a tilt at their own answer removes
+    most of that, where a finer grid would not. The first tilt aims at the smallest delta; at q 1e-5,
+    sigma 1, 1e7 steps it left 1e-5 at [0.1279, 0.1328] (excess 0.0049, 0.0034 of it round-off), and the
+    retry tilted there [0.1295, 0.1310] (on the grid the budget left; a budget of its own refined it to
+    [0.13045, 0.13064] in twice the time); retries for excesses that are discretization (slack below 1e-5
+    of the excess there) cost a composition each for nothing."""
     if target is None:
-        return none, none
-    unbounded = ~np.isfinite(np.atleast_1d(bounds.upper)) & np.isfinite(np.atleast_1d(bounds.lower))
+        return np.zeros(tried.shape, dtype=bool)
     excess = _excesses(bounds, *widths)
-    owed = np.atleast_1d(bounds.swallowed) | unbounded | ((excess > 0.0) & (slack >= excess))
-    return owed & ~tried, (excess > 0.0) & ~owed & ~tried
+    owed = _unanswered(bounds) | ((excess > 0.0) & (2.0 * slack >= excess))
+    return owed & ~tried
+
+
+def _unanswered(bounds: Bounds) -> np.ndarray:
+    """The queries without a finite upper bound above a finite lower one (swallowed, or cut)."""
+    unbounded = ~np.isfinite(np.atleast_1d(bounds.upper)) & np.isfinite(np.atleast_1d(bounds.lower))
+    return np.atleast_1d(bounds.swallowed) | unbounded
 
 
 def delta_bounds(components: Components, epsilon: ArrayLike, **precision: Unpack[Precision]) -> Bounds:

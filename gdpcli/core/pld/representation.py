@@ -161,6 +161,17 @@ class DiscretePLD:
         return self.offset + (self.lowest_index + np.arange(self.masses.size)) * self.interval
 
     @cached_property
+    def _bounded_losses(self) -> np.ndarray:
+        """The losses with +inf after the last (eps_n, past the grid), computed once: queries index them."""
+        return np.append(self.losses, np.inf)
+
+    @cached_property
+    def _negated_grid_profile(self) -> np.ndarray:
+        """-delta(eps_k) at every grid loss (_suffix_sums; ascending), computed once for `epsilon`."""
+        s0, r = self._suffix_sums
+        return -(s0[1:] - np.exp(-self.interval) * r[1:] + self.infinity_mass)
+
+    @cached_property
     def _suffix_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """S0[j] = sum_{k >= j} m_k and R[j] = sum_{k >= j} m_k e^{eps_j - eps_k}, with S0[n] = R[n] = 0,
         computed once per PLD (epsilon_bounds' lower passes query the same PLDs up to eight times).
@@ -189,7 +200,7 @@ class DiscretePLD:
         epsilon = np.asarray(epsilon, dtype=float)
         s0, r = self._suffix_sums
         j = np.searchsorted(self.losses, epsilon, side="right")
-        above = np.append(self.losses, np.inf)[j]  # eps_j (inf past the grid, where R[n] = 0)
+        above = self._bounded_losses[j]  # eps_j (inf past the grid, where R[n] = 0)
         with np.errstate(over="ignore", invalid="ignore"):
             value = s0[j] - np.where(r[j] > 0.0, np.exp(epsilon - above) * r[j], 0.0) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
@@ -237,12 +248,12 @@ class DiscretePLD:
         """
         delta = np.asarray(delta, dtype=float)
         s0, r = self._suffix_sums
-        grid = s0[1:] - np.exp(-self.interval) * r[1:] + self.infinity_mass  # delta(eps_k)
-        first = np.searchsorted(-grid, -delta, side="left")  # first k with delta(eps_k) <= delta
-        losses = np.append(self.losses, np.inf)
+        negated = self._negated_grid_profile  # -delta(eps_k)
+        first = np.searchsorted(negated, -delta, side="left")  # first k with delta(eps_k) <= delta
+        losses = self._bounded_losses
         with np.errstate(divide="ignore", invalid="ignore"):
             eps = losses[first] + np.log((s0[first] + self.infinity_mass - delta) / r[first])
-        eps = np.where(first < grid.size, np.minimum(eps, losses[first]), eps)
+        eps = np.where(first < negated.size, np.minimum(eps, losses[first]), eps)
         eps = np.where(delta < self.infinity_mass, np.inf, eps)
         eps = np.where(delta >= s0[0] + self.infinity_mass, -np.inf, eps)
         return as_output(eps)
