@@ -299,9 +299,9 @@ def _lower_epsilons(composed: Composed, deltas: np.ndarray) -> np.ndarray:
     the next keeps the largest it meets. The passes alone stall where g falls steeply (a tilted
     composition's, by e^{-t eps} with t in the hundreds): at q 1e-5, sigma 1.1, 1e7 steps at delta 1e-15
     they stopped at 0.176 with g there 1e8 times its value at the answer 0.259, which then swallowed delta.
-    Those x need not form an interval (g falls faster than delta_lower near the tilt's centre): tilted at
-    the answer 0.00704 of q 1e-5, sigma 1, 1e3 steps at 1e-12, x = 0.0025 is one, 0.005 is not and 0.0070
-    is; bisection from 0.0025 alone stopped there, the scan finds 0.0070.
+    Those x need not form an interval (g falls faster than delta_lower near the tilt's centre): for
+    1000 x G_0.1 at delta 1e-100 bisection alone stopped at 23.0, and the upper bound was found through
+    the round-off (_rescue); the scan finds 71.967, below the exact 71.9687.
     """
     lower = _epsilons(composed.lower, deltas + composed.round_off_at(-np.inf))
     for _ in range(_LOWER_PASSES):  # each pass stays below the truth; g falls as the eps rises
