@@ -8,7 +8,9 @@ import pytest
 
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.run import schedule
+from gdpcli.accounting.schemes import STEPS
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.events import Sampling
 from tests.conftest import REFERENCE
 
 MNIST = REFERENCE["dp_sgd_mnist"]
@@ -75,6 +77,18 @@ def test_unavailable_methods_are_refused() -> None:
         dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "poisson"), 1e-5, "berry-esseen")
     with pytest.raises(ComputationError, match="Poisson"):
         dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "fixed"), 1e-5, "rdp")
+
+
+def test_every_scheme_has_one_accounting_entry() -> None:
+    """A scheme sampling each step on its own has its StepAnalysis, every other its SchemeBounds."""
+    for scheme in Sampling:
+        assert (scheme in STEPS) is scheme.per_step is (scheme not in dpsgd.BOUNDS), scheme
+
+
+def test_a_reduced_scheme_is_planned_as_its_reduced_run() -> None:
+    """cyclic-poisson with b = 4 parts: the worst example's ceil(10 / 4) = 3 Poisson steps."""
+    run = dpsgd.Run(0.1, 10, 1.0, "cyclic-poisson", bands=4)
+    assert dpsgd.accounted(run) == dpsgd.Run(0.1, 3, 1.0, "poisson", sensitivity=1.0)
 
 
 def _certified_epsilon(run: dpsgd.Run, delta: float, method: dpsgd.Method | None = None) -> float:

@@ -112,6 +112,6 @@ def _accountant(run: Run, accuracy: float) -> Accountant:
     return NumericalPLD([reduced(run).spec()], accuracy)
 
 
-BOUNDS = SchemeBounds(Sampling.CYCLIC_POISSON, _figures, _budget_figure, _accountant)
-"""The scheme for the paths that ask a batch scheme for its bounds (risk, the Python API); `gdpcli sgd`
-plans the reduced run itself (gdpcli.accounting.dpsgd), so that every method answers it."""
+BOUNDS = SchemeBounds(Sampling.CYCLIC_POISSON, _figures, _budget_figure, _accountant, reduced)
+"""The scheme's bounds are those of its reduced run, which gdpcli.accounting.dpsgd plans
+(SchemeBounds.reduced), so that every method answers it."""

@@ -48,7 +48,7 @@ from gdpcli.accounting import Figures, balls_in_bins, cyclic_poisson, shuffled_b
 from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest, split_by_query
 from gdpcli.accounting.methods import REGISTRY, Plan, answering
 from gdpcli.accounting.run import MAX_STEPS, check_run
-from gdpcli.accounting.schemes import SchemeBounds
+from gdpcli.accounting.schemes import STEPS, SchemeBounds
 from gdpcli.core.roots import SearchLimitReached, largest_integer_at_most
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError, parameter, spelled
@@ -85,11 +85,11 @@ def clt_mu(run: Run) -> float:
     An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) mu only for Poisson. The
     formulas take the noise in units of the sensitivity (Run.effective_noise). For groups of K records it
     is K times that (GDP paper Thm 3 applied to the CLT's G_mu: the naive group scaling, still no bound).
+    The scheme's StepAnalysis gives the formula; a scheme of whole-run bounds, which no CLT answers, takes the
+    Poisson formula at its rate (the first guess of a search, never printed).
     """
-    from gdpcli.core import clt
-
     run = accounted(run)
-    mu_of = clt.sgd_mu_fixed if run.sampling is Sampling.FIXED else clt.sgd_mu_poisson
+    mu_of = STEPS.get(run.sampling, STEPS[Sampling.POISSON]).clt_mu
     return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
 
@@ -120,18 +120,7 @@ def unavailable(run: Run, method: str) -> str | None:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
         return f"a subsampled run has no closed form (use {_METHOD} auto or pld: rigorous PLD bounds)"
-    if method == "berry-esseen" and run.sampling is Sampling.POISSON:
-        return (
-            "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
-            f"Poisson subsampling is asymmetric (use {_METHOD} auto or pld)"
-        )
-    if method == "rdp" and run.sampling is Sampling.FIXED:
-        return (
-            "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
-            f"no RDP bound for fixed-size replace-one sampling is implemented (use {_METHOD} "
-            "auto or pld)"
-        )
-    return None
+    return STEPS[run.sampling].refused.get(method)
 
 
 _GROUP_UNAVAILABLE = ("edgeworth", "berry-esseen", "rdp")
@@ -267,8 +256,10 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
 
 
 def accounted(run: Run) -> Run:
-    """The run the methods answer for: a cyclic-Poisson run's worst example's Poisson run, else itself."""
-    return cyclic_poisson.reduced(run) if run.sampling is Sampling.CYCLIC_POISSON else run
+    """The run the methods answer for: the run its scheme reduces to (SchemeBounds.reduced: a cyclic-Poisson
+    run's worst example's Poisson run), else itself."""
+    bounds = BOUNDS.get(run.sampling)
+    return bounds.reduced(run) if bounds is not None and bounds.reduced is not None else run
 
 
 def _planned(
