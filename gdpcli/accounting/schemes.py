@@ -6,8 +6,10 @@ its `events.Sampling` entry.
   formula approximates its runs, which methods have no analysis of its subsampled step and why, whether a
   group of records has a rigorous pair.
 - A scheme whose runs are no composition of independently sampled steps (shuffled, balls-in-bins,
-  truncated Poisson, cyclic Poisson batches) declares its bounds as `SchemeBounds` in a module of its own;
+  truncated Poisson batches) declares its bounds as `SchemeBounds` in a module of its own;
   gdpcli.accounting.dpsgd collects them (dpsgd.BOUNDS).
+- A scheme whose run is accounted as another scheme's run (cyclic Poisson batches: the worst example's
+  Poisson run) declares that as its `SchemeReduction`, collected in dpsgd.REDUCTIONS.
 """
 
 from __future__ import annotations
@@ -38,16 +40,25 @@ class SchemeBounds:
     budget_figure(run, delta, accuracy): the rigorous upper bound a budget or calibration rests on.
     accountant(run, accuracy): the run's pairs as a PLD accountant (accountants.PairsPLD: a dominating pair
         for the pessimistic figures, a dominated one for the optimistic), for every question (risk, audit).
-    reduced(run): where the run's privacy loss is that of another scheme's run (cyclic Poisson: its worst
-        example's Poisson run), that run, which every method of that scheme answers; None where the
-        scheme's own bounds answer.
     """
 
     sampling: Sampling
     figures: Callable[[Run, float, float], list[Figures]]
     budget_figure: Callable[[Run, float, float], Figures]
     accountant: Callable[[Run, float], Accountant]
-    reduced: Callable[[Run], Run] | None = None
+
+
+@dataclass(frozen=True)
+class SchemeReduction:
+    """A batch scheme whose run's privacy loss is that of another scheme's run, which the methods of that
+    scheme answer.
+
+    sampling: the scheme (its events.Sampling member).
+    reduced(run): that run (cyclic Poisson: its worst example's Poisson run).
+    """
+
+    sampling: Sampling
+    reduced: Callable[[Run], Run]
 
 
 @dataclass(frozen=True)
