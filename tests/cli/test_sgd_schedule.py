@@ -199,8 +199,9 @@ def _gaussian_steps(sampled: dict) -> str:
 
 
 def test_replace_one_events_carry_the_note_compose_prints(gdpcli, tmp_path: Path) -> None:
-    """dp_accounting events sampled without replacement are accounted at sensitivity 2C by sgd --schedule as
-    by compose --specs, and both say so in the same note (CSV: on stderr); Poisson-sampled ones have none."""
+    """dp_accounting events sampled without replacement are accounted at sensitivity 2C by sgd --schedule
+    (and calibrate sgd --schedule) as by compose --specs, and all say so in the same note (CSV: on stderr);
+    Poisson-sampled ones have none."""
     fixed = write(
         tmp_path,
         _gaussian_steps(
@@ -219,6 +220,10 @@ def test_replace_one_events_carry_the_note_compose_prints(gdpcli, tmp_path: Path
     assert [row["epsilon"] for row in rows_of(sgd)] == [row["epsilon"] for row in rows_of(compose)]
     in_csv = gdpcli("sgd", "--schedule", fixed, "--delta", "1e-5", "-f", "csv")
     assert f"gdpcli: note: {note}\n" in in_csv.stderr
+    calibrated = gdpcli(
+        "calibrate", "sgd", "--schedule", fixed, "--epsilon", "8", "--delta", "1e-5", "-f", "json"
+    )
+    assert note in calibrated.json()["notes"]
     poisson = write(
         tmp_path,
         _gaussian_steps({"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.01}),
