@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.run import schedule
+from gdpcli.accounting.schemes import STEPS
 from gdpcli.errors import ComputationError, InputError
+from gdpcli.events import Sampling
 from tests.conftest import REFERENCE
 
 MNIST = REFERENCE["dp_sgd_mnist"]
@@ -75,6 +78,48 @@ def test_unavailable_methods_are_refused() -> None:
         dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "poisson"), 1e-5, "berry-esseen")
     with pytest.raises(ComputationError, match="Poisson"):
         dpsgd.figures(dpsgd.Run(0.01, 100, 1.0, "fixed"), 1e-5, "rdp")
+
+
+def test_every_scheme_has_one_accounting_entry() -> None:
+    """A scheme sampling each step on its own has its StepAnalysis, every other its SchemeBounds or its
+    SchemeReduction, to a scheme of another entry."""
+    for scheme in Sampling:
+        entries = [scheme in STEPS, scheme in dpsgd.BOUNDS, scheme in dpsgd.REDUCTIONS]
+        assert entries.count(True) == 1 and entries[0] is scheme.per_step, scheme
+    for reduction in dpsgd.REDUCTIONS.values():
+        assert reduction.reduced(dpsgd.Run(0.1, 10, 1.0, reduction.sampling, bands=2)).sampling in STEPS
+
+
+def test_a_reduced_scheme_is_planned_as_its_reduced_run() -> None:
+    """cyclic-poisson with b = 4 parts: the worst example's ceil(10 / 4) = 3 Poisson steps."""
+    run = dpsgd.Run(0.1, 10, 1.0, "cyclic-poisson", bands=4)
+    assert dpsgd.accounted(run) == dpsgd.Run(0.1, 3, 1.0, "poisson", sensitivity=1.0)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        dpsgd.Run(0.01, 100, 1.0, "poisson"),
+        dpsgd.Run(0.01, 100, 1.0, "fixed"),
+        dpsgd.Run(1.0, 10, 3.0, "fixed", group=2),
+        dpsgd.Run(0.01, 100, 1.0, "shuffle"),
+        dpsgd.Run(0.01, 100, 1.0, "cyclic-poisson", bands=4),
+    ],
+)
+def test_tradeoff_plan_refuses_what_the_plan_refuses(run: dpsgd.Run) -> None:
+    """risk's accountants of a run come from sgd's plan: the same methods, each refused for sgd's reason."""
+    planned, traded = dpsgd.plan(run, "all"), dpsgd.tradeoff_plan(run, "all", accuracy=1e-2)
+    assert [name for name, _ in traded] == [name for name, _ in planned]
+    for (_, found), (_, answer) in zip(planned, traded, strict=True):
+        if isinstance(found, ComputationError):
+            assert isinstance(answer, ComputationError) and answer.text == found.text
+
+
+def test_a_cyclic_run_has_the_rdp_of_its_reduced_run_in_risk_as_in_sgd() -> None:
+    run = dpsgd.Run(0.05, 40, 1.0, "cyclic-poisson", bands=4)
+    [(_, accountant)] = dpsgd.tradeoff_plan(run, "rdp")
+    [sgd] = dpsgd.figures(run, 1e-5, "rdp")
+    assert accountant.epsilon(np.asarray([1e-5]))[0].values == pytest.approx(sgd.values, rel=1e-12)
 
 
 def _certified_epsilon(run: dpsgd.Run, delta: float, method: dpsgd.Method | None = None) -> float:

@@ -633,7 +633,26 @@ class BerryEsseenBand(CentralLimit):
         )
 
 
-class Detailed:
+class Restated:
+    """An accountant that answers by an inner one (`inner`), each of its figures restated (`restate`)."""
+
+    inner: Accountant
+
+    def restate(self, figures: list[Figures]) -> list[Figures]:
+        """The inner accountant's figures as this accountant states them."""
+        raise NotImplementedError
+
+    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
+        return self.restate(self.inner.epsilon(deltas))
+
+    def delta(self, epsilons: np.ndarray) -> list[Figures]:
+        return self.restate(self.inner.delta(epsilons))
+
+    def beta(self, alphas: np.ndarray) -> list[Figures]:
+        return self.restate(self.inner.beta(alphas))
+
+
+class Detailed(Restated):
     """-v/--verbose: an accountant whose figures also carry what they rest on, the inner accountant's
     `details` (e.g. the summed CLT functionals), as extra columns in every row, and its `details_note`
     saying what they are. Labels, values and context are the inner accountant's."""
@@ -645,7 +664,8 @@ class Detailed:
     def context(self) -> dict[str, float]:
         return dict(getattr(self.inner, "context", {}))
 
-    def _detailed(self, figures: list[Figures]) -> list[Figures]:
+    def restate(self, figures: list[Figures]) -> list[Figures]:
+        """The figures with the inner accountant's details and their note."""
         extra, note = self.inner.details, self.inner.details_note
         return [
             replace(
@@ -656,17 +676,8 @@ class Detailed:
             for figure in figures
         ]
 
-    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return self._detailed(self.inner.epsilon(deltas))
-
-    def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return self._detailed(self.inner.delta(epsilons))
-
-    def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return self._detailed(self.inner.beta(alphas))
-
     def mu(self) -> list[Figures]:
-        return self._detailed(self.inner.mu())
+        return self.restate(self.inner.mu())
 
 
 def detailed(accountants: Sequence[Accountant], verbose: bool) -> list[Accountant]:

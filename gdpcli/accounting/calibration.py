@@ -12,9 +12,10 @@ import numpy as np
 
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.figures import Figures
+from gdpcli.accounting.schemes import STEPS
 from gdpcli.core import calibrate, gdp, partial_order
 from gdpcli.errors import ComputationError, InputError, parameter
-from gdpcli.events import Run, Sampling
+from gdpcli.events import Run
 from gdpcli.guarantees import Guarantee, Side, bound
 
 NoiseFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -198,8 +199,11 @@ def sgd_closed_form_rows(
     (hundred_rounds_noise at its steps, step sensitivity and sampling rate), each with the epsilon gdpcli
     certifies at that noise (dpsgd.certified, what `gdpcli sgd --method` reports) and that figure's label.
     valid: the closed form provably meets the target (eq. 23 and 28 at sampling rate 1). InputError for
-    batches that are neither the full data nor Poisson-sampled, which the closed forms do not take."""
-    if run.sampling_rate < 1.0 and run.sampling is not Sampling.POISSON:
+    batches that are neither the full data nor Poisson-sampled, which the closed forms do not take: a
+    subsampled step enters as the zCDP of the moments accountant, so they take the schemes whose subsampled
+    step has an RDP analysis (schemes.STEPS)."""
+    analysis = STEPS.get(run.sampling)
+    if run.sampling_rate < 1.0 and (analysis is None or "rdp" in analysis.refused):
         raise InputError(
             f"{parameter('closed_form')} with {parameter('sampling')} {run.sampling} is not supported",
             "the closed forms take the full batch (sampling rate 1) or Poisson batches",

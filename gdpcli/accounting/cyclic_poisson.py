@@ -19,19 +19,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gdpcli.accounting.figures import PESSIMISTIC, Figures
 from gdpcli.accounting.run import sampling_rate_of
 from gdpcli.accounting.run import schedule as run_schedule
-from gdpcli.accounting.schemes import SchemeBounds
+from gdpcli.accounting.schemes import SchemeReduction
 from gdpcli.errors import InputError, parameter
 from gdpcli.events import Run, Sampling
-
-if TYPE_CHECKING:
-    from gdpcli.accounting.figures import Accountant
 
 _BANDS, _BATCH_SIZE, _DATASET_SIZE = map(parameter, ("bands", "batch_size", "dataset_size"))
 
@@ -95,23 +88,5 @@ def schedule(
     return p, math.ceil(Fraction(repr(float(epochs))) * bands / Fraction(repr(float(sampling_rate))))
 
 
-def _figures(run: Run, delta: float, accuracy: float) -> list[Figures]:
-    """The rigorous PLD bounds of the reduced run (what `gdpcli sgd --method pld` prints for it)."""
-    return _accountant(run, accuracy).epsilon(np.asarray([delta]))
-
-
-def _budget_figure(run: Run, delta: float, accuracy: float) -> Figures:
-    """The upper bound a budget rests on."""
-    return next(f for f in _figures(run, delta, accuracy) if f.side is PESSIMISTIC)
-
-
-def _accountant(run: Run, accuracy: float) -> Accountant:
-    """The reduced run's composition of Poisson-subsampled Gaussian steps, by the PLD accountant."""
-    from gdpcli.accounting.accountants import NumericalPLD
-
-    return NumericalPLD([reduced(run).spec()], accuracy)
-
-
-BOUNDS = SchemeBounds(Sampling.CYCLIC_POISSON, _figures, _budget_figure, _accountant)
-"""The scheme for the paths that ask a batch scheme for its bounds (risk, the Python API); `gdpcli sgd`
-plans the reduced run itself (gdpcli.accounting.dpsgd), so that every method answers it."""
+REDUCTION = SchemeReduction(Sampling.CYCLIC_POISSON, reduced)
+"""The scheme as gdpcli.accounting.dpsgd plans it: as its reduced run, which every method answers."""

@@ -22,7 +22,8 @@ to 1 with replace-one to follow the GDP paper's NoisySGD, whose sigma is in unit
   example's ceil(T / b) Poisson steps (gdpcli.accounting.cyclic_poisson.reduced), planned as that Poisson
   run so that every method answers it.
 Each scheme that is no composition of sampled steps declares its SchemeBounds (gdpcli.accounting.schemes),
-collected in BOUNDS. The run itself (rate, steps, noise, scheme, checks) is gdpcli.accounting.run's.
+collected in BOUNDS, or its SchemeReduction, collected in REDUCTIONS. The run itself (rate, steps, noise,
+scheme, checks) is gdpcli.accounting.run's.
 
 With q = 1 both are the plain Gaussian mechanism: exactly (sqrt(T) mu)-GDP (GDP paper Cor. 2).
 
@@ -44,11 +45,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdpcli.accounting import Figures, balls_in_bins, cyclic_poisson, shuffled_batches, truncated_poisson
-from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, smallest, split_by_query
+from gdpcli.accounting import (
+    Figures,
+    balls_in_bins,
+    cyclic_poisson,
+    methods,
+    shuffled_batches,
+    truncated_poisson,
+)
+from gdpcli.accounting.figures import APPROXIMATE, PESSIMISTIC, Accountant, smallest, split_by_query
 from gdpcli.accounting.methods import REGISTRY, Plan, answering
 from gdpcli.accounting.run import MAX_STEPS, check_run
-from gdpcli.accounting.schemes import SchemeBounds
+from gdpcli.accounting.schemes import STEPS, SchemeBounds, SchemeReduction
 from gdpcli.core.roots import SearchLimitReached, largest_integer_at_most
 from gdpcli.defaults import DEFAULT_ACCURACY
 from gdpcli.errors import ComputationError, InputError, parameter, spelled
@@ -66,10 +74,13 @@ BOUNDS: dict[Sampling, SchemeBounds] = {
         shuffled_batches.BOUNDS,
         balls_in_bins.BOUNDS,
         truncated_poisson.BOUNDS,
-        cyclic_poisson.BOUNDS,
     )
 }
 """The bounds of every batch scheme that is no composition of independently sampled steps."""
+REDUCTIONS: dict[Sampling, SchemeReduction] = {
+    reduction.sampling: reduction for reduction in (cyclic_poisson.REDUCTION,)
+}
+"""Every batch scheme accounted as another scheme's run."""
 _FINE_STEP = 0.002  # the same after two secant steps
 _METHOD, _TARGET = parameter("method"), parameter("target_epsilon")
 
@@ -85,11 +96,11 @@ def clt_mu(run: Run) -> float:
     An approximation with no rigorous direction; at q = 1 it is the exact sqrt(T) mu only for Poisson. The
     formulas take the noise in units of the sensitivity (Run.effective_noise). For groups of K records it
     is K times that (GDP paper Thm 3 applied to the CLT's G_mu: the naive group scaling, still no bound).
+    The scheme's StepAnalysis gives the formula; a scheme of whole-run bounds, which no CLT answers, takes the
+    Poisson formula at its rate (the first guess of a search, never printed).
     """
-    from gdpcli.core import clt
-
     run = accounted(run)
-    mu_of = clt.sgd_mu_fixed if run.sampling is Sampling.FIXED else clt.sgd_mu_poisson
+    mu_of = STEPS.get(run.sampling, STEPS[Sampling.POISSON]).clt_mu
     return run.group * float(mu_of(run.sampling_rate, run.steps, run.effective_noise))
 
 
@@ -120,18 +131,7 @@ def unavailable(run: Run, method: str) -> str | None:
         return None  # the plain Gaussian mechanism: every method applies
     if method == "exact":
         return f"a subsampled run has no closed form (use {_METHOD} auto or pld: rigorous PLD bounds)"
-    if method == "berry-esseen" and run.sampling is Sampling.POISSON:
-        return (
-            "the Berry-Esseen band (GDP paper Cor. 5) needs a symmetric per-step trade-off function; "
-            f"Poisson subsampling is asymmetric (use {_METHOD} auto or pld)"
-        )
-    if method == "rdp" and run.sampling is Sampling.FIXED:
-        return (
-            "the moments accountant's subsampled-Gaussian RDP is for Poisson sampling (add/remove); "
-            f"no RDP bound for fixed-size replace-one sampling is implemented (use {_METHOD} "
-            "auto or pld)"
-        )
-    return None
+    return STEPS[run.sampling].refused.get(method)
 
 
 _GROUP_UNAVAILABLE = ("edgeworth", "berry-esseen", "rdp")
@@ -266,9 +266,33 @@ def plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY, conversio
     return [(name, _planned(accounted(run), name, accuracy, conversion, run.sampling)) for name in names]
 
 
+def tradeoff_plan(run: Run, method: str, *, accuracy: float = DEFAULT_ACCURACY) -> Plan:
+    """Who answers trade-off questions (beta and delta: risk, audit) for the run under `method`: the methods
+    of `plan`, with its reasons where one cannot answer, each by an accountant of the whole trade-off
+    function: the scheme's pairs (SchemeBounds.accountant) for a run of whole-run bounds, else the
+    accountant `compose` plans for the event of the run (or of its reduced run), whose own reason stands
+    where it has no such accountant (the CLT of Poisson steps: sgd's CLT mu is no trade-off function)."""
+    entries = plan(run, method, accuracy=accuracy)
+    return [
+        (name, found if isinstance(found, ComputationError) else _tradeoff_accountant(run, name, accuracy))
+        for name, found in entries
+    ]
+
+
+def _tradeoff_accountant(run: Run, method: str, accuracy: float) -> Accountant | ComputationError:
+    """The accountant of the run's trade-off function by a method `plan` allows for it."""
+    run = accounted(run)
+    if not run.sampling.per_step:
+        return BOUNDS[run.sampling].accountant(run, accuracy)
+    [(_, found)] = methods.plan([run.spec()], method, accuracy=accuracy)
+    return found
+
+
 def accounted(run: Run) -> Run:
-    """The run the methods answer for: a cyclic-Poisson run's worst example's Poisson run, else itself."""
-    return cyclic_poisson.reduced(run) if run.sampling is Sampling.CYCLIC_POISSON else run
+    """The run the methods answer for: the run its scheme reduces to (REDUCTIONS: a cyclic-Poisson run's
+    worst example's Poisson run), else itself."""
+    reduction = REDUCTIONS.get(run.sampling)
+    return run if reduction is None else reduction.reduced(run)
 
 
 def _planned(

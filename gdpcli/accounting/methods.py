@@ -174,10 +174,14 @@ def select(
 ) -> tuple[list[Accountant], list[str]]:
     """The accountants of the plan (see `plan`), and notes on the methods `all` had to skip; the reason of
     a single method that cannot answer is raised. verbose (-v): each shows its details (Detailed)."""
-    entries = plan(specs, method, accuracy=accuracy, conversions=conversions)
-    accountants = answering(entries)
-    skipped = [f"{name}: {found.text}" for name, found in entries if isinstance(found, ComputationError)]
+    accountants, skipped = answers(plan(specs, method, accuracy=accuracy, conversions=conversions))
     return detailed(accountants, verbose), skipped
+
+
+def answers(entries: Plan) -> tuple[list[Accountant], list[str]]:
+    """The accountants of a plan (answering) and a note on each method it skipped, with the reason."""
+    skipped = [f"{name}: {found.text}" for name, found in entries if isinstance(found, ComputationError)]
+    return answering(entries), skipped
 
 
 def mu_accountant(specs: Sequence[Repeated]) -> ExactGDP | PureDPToGDP:

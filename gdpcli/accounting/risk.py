@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gdpcli.accounting.figures import Accountant, Figures
-from gdpcli.errors import ComputationError, InputError, parameter
+from gdpcli.errors import InputError, parameter
 from gdpcli.guarantees import Guarantee
 
 if TYPE_CHECKING:
@@ -94,18 +94,12 @@ def _risks(found: Sequence[Figures], at: Sequence[float | None]) -> list[Risk]:
 
 def events_of(subject: Sequence[Repeated] | Run, group: int | None = None) -> list[Repeated] | None:
     """The events mechanisms or a DP-SGD run stand for (Run.spec), for groups of K records when group is
-    given (accounting.group); None for a run whose batch scheme is no composition of sampled steps
-    (shuffled, balls-in-bins, truncated Poisson batches), which has no group version."""
-    from gdpcli.accounting.run import check_run
+    given (accounting.group); None for a run whose batch scheme is no composition of sampled steps."""
     from gdpcli.events import Run
 
     if isinstance(subject, Run):
-        check_run(subject)
-        if not subject.sampling.per_step:
-            if group is not None:
-                raise ComputationError(f"group privacy of a {subject.sampling} run is not available")
-            return None
-        subject = [subject.spec()]
+        run = _grouped(subject, group)
+        return [run.spec()] if run.sampling.per_step else None
     if group is None:
         return list(subject)
     from gdpcli.accounting.group import group_specs
@@ -113,26 +107,30 @@ def events_of(subject: Sequence[Repeated] | Run, group: int | None = None) -> li
     return group_specs(subject, group)
 
 
+def _grouped(run: Run, group: int | None) -> Run:
+    """The run for groups of K records (its steps' group versions, Run.group), checked (dpsgd.check_run:
+    ComputationError for a group under a scheme with no rigorous group analysis)."""
+    from gdpcli.accounting.run import check_run
+
+    if group is not None:
+        run = dataclasses.replace(run, group=group)
+    check_run(run)
+    return run
+
+
 def accountants_for(
     subject: Sequence[Repeated] | Run, method: str, accuracy: float, group: int | None = None
 ) -> tuple[list[Accountant], list[str]]:
-    """Who answers for mechanisms or a DP-SGD run (events_of, accounting.select), and the notes on methods
-    skipped; a run under a batch scheme that is no composition of sampled steps is answered by the
-    scheme's own pairs (SchemeBounds.accountant, PLD bounds only)."""
+    """Who answers for mechanisms (accounting.select) or a DP-SGD run (dpsgd.tradeoff_plan: the methods
+    `gdpcli sgd` plans for the run, with its reasons), and the notes on methods skipped."""
     from gdpcli import accounting
+    from gdpcli.accounting import dpsgd
+    from gdpcli.accounting.methods import answers
+    from gdpcli.events import Run
 
-    events = events_of(subject, group)
-    if events is not None:
-        return accounting.select(events, method, accuracy=accuracy)
-    assert not isinstance(subject, Sequence) and not subject.sampling.per_step  # (events_of's None)
-    if method not in ("auto", "pld"):
-        raise ComputationError(
-            f"a {subject.sampling} run has PLD bounds only (its batch scheme's pairs), not {method}",
-            "use the method auto or pld",
-        )
-    from gdpcli.accounting.dpsgd import BOUNDS
-
-    return [BOUNDS[subject.sampling].accountant(subject, accuracy)], []
+    if not isinstance(subject, Run):
+        return accounting.select(events_of(subject, group) or [], method, accuracy=accuracy)
+    return answers(dpsgd.tradeoff_plan(_grouped(subject, group), method, accuracy=accuracy))
 
 
 def certified(subject: Sequence[Repeated] | Run, measure: str, at: float | None, accuracy: float) -> Risk:

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 from gdpcli import events
 from gdpcli.accounting.group import check_group
+from gdpcli.accounting.schemes import STEPS
 from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Run, Sampling
 
@@ -103,17 +104,19 @@ def check_run(run: Run) -> None:
     for field in required:
         if getattr(run, field) is None:
             raise InputError(f"{_SAMPLING} {run.sampling} needs {parameter(field)}")
-    if run.max_batch_size is not None and "max_batch_size" not in required:
-        raise InputError(f"{_MAX_BATCH_SIZE} caps the batches of {_SAMPLING} truncated-poisson", "drop it")
+    if run.max_batch_size is not None and run.sampling not in events.taking("max_batch_size"):
+        schemes = " or ".join(map(str, events.taking("max_batch_size")))
+        raise InputError(f"{_MAX_BATCH_SIZE} caps the batches of {_SAMPLING} {schemes}", "drop it")
     _check_group(run)
 
 
 def _check_group(run: Run) -> None:
-    """InputError unless K is a whole number >= 1; ComputationError for a group under a batch scheme
-    without a rigorous group analysis here (every scheme but Poisson)."""
+    """InputError unless K is a whole number >= 1; ComputationError for a group of sampled records under a
+    batch scheme without a rigorous group analysis here (StepAnalysis.groups: Poisson only)."""
     check_group(run.group)
     sampled = run.sampling_rate < 1.0 or not run.sampling.per_step
-    if run.group > 1 and run.sampling is not Sampling.POISSON and sampled:
+    analysis = STEPS.get(run.sampling)
+    if run.group > 1 and sampled and not (analysis is not None and analysis.groups):
         raise ComputationError(
             f"{_GROUP} with {_SAMPLING} {run.sampling}: no rigorous group bound for these batches here",
             f"use {_SAMPLING} poisson (each record sampled on its own); for fixed-size batches GDP paper "

@@ -28,7 +28,7 @@ from gdpcli.accounting.dpsgd import Method
 from gdpcli.accounting.figures import Figures, smallest
 from gdpcli.accounting.run import MAX_STEPS, check_run, schedule
 from gdpcli.errors import ComputationError, InputError, parameter
-from gdpcli.events import Run, Sampling
+from gdpcli.events import Repeated, Run, Sampling
 
 COLUMNS = ("steps", "epochs", "batch_size", "sampling_rate", "noise_multiplier", "sampling", "sensitivity")
 """The columns (CSV) or keys (JSON objects) of a phase; one of steps/epochs and of batch_size/sampling_rate,
@@ -49,18 +49,25 @@ def read(text: str, dataset_size: int | None = None) -> Schedule:
     accountant history (JSON list of [noise_multiplier, sample_rate, steps]), or dp_accounting events (a JSON
     object, or a list of them, with `class_name` keys as `to_named_tuple()._asdict()` writes them).
     InputError naming the row (1 = the first phase) and column of anything wrong."""
+    return read_noted(text, dataset_size)[0]
+
+
+def read_noted(text: str, dataset_size: int | None = None) -> tuple[Schedule, list[str]]:
+    """The phases of a schedule file (`read`) and, for dp_accounting events, the notes on where
+    dp_accounting's accountants take them otherwise than gdpcli (dp_events.notes, as `compose` prints
+    them: replace-one events at sensitivity 2C); no notes for the other forms."""
     text = text.strip()
     if not text:
         raise InputError(
             f"{parameter('schedule')}: the schedule is empty", "give a CSV header row and one row per phase"
         )
     if text[0] in "[{":
-        phases = _from_json(text, dataset_size)
+        phases, notes = _from_json(text, dataset_size)
     else:
-        phases = tuple(_phase(row, index, dataset_size) for index, row in _csv_rows(text))
+        phases, notes = tuple(_phase(row, index, dataset_size) for index, row in _csv_rows(text)), []
     if not phases:
         raise InputError(f"{parameter('schedule')}: the schedule has no phases")
-    return phases
+    return phases, notes
 
 
 def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
@@ -76,7 +83,7 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, str]]]:
         yield index, {key.strip(): value.strip() for key, value in row.items() if value and value.strip()}
 
 
-def _from_json(text: str, dataset_size: int | None) -> Schedule:
+def _from_json(text: str, dataset_size: int | None) -> tuple[Schedule, list[str]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -85,7 +92,7 @@ def _from_json(text: str, dataset_size: int | None) -> Schedule:
         ) from None
     items = data if isinstance(data, list) else [data]
     if items and all(isinstance(item, dict) and "class_name" in item for item in items):
-        return tuple(phase for item in items for phase in _from_event(item))
+        return _from_events(items)
     phases = []
     for index, item in enumerate(items, start=1):
         if isinstance(item, list) and len(item) == _OPACUS_ENTRY:  # Opacus: (noise, rate, steps)
@@ -101,7 +108,7 @@ def _from_json(text: str, dataset_size: int | None) -> Schedule:
                 f"{parameter('schedule')} row {index}: unknown column {unknown[0]!r}", ", ".join(COLUMNS)
             )
         phases.append(_phase({k: str(v) for k, v in item.items() if v is not None}, index, dataset_size))
-    return tuple(phases)
+    return tuple(phases), []
 
 
 def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
@@ -173,15 +180,24 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
     return Run(q, total, noise, sampling, number("sensitivity"))
 
 
-def _from_event(event: dict[str, Any]) -> list[Run]:
-    """Phases of a dp_accounting event (read by gdpcli.dp_events, its conventions): its Gaussian steps,
+def _from_events(items: list[dict[str, Any]]) -> tuple[Schedule, list[str]]:
+    """The phases of dp_accounting events (_from_event) and the notes on their conventions
+    (dp_events.notes)."""
+    from gdpcli import dp_events
+
+    try:
+        read = [dp_events.read(item) for item in items]
+    except InputError as error:
+        raise InputError(f"{parameter('schedule')}: {error.message}", error.hint) from None
+    phases = tuple(phase for found in read for phase in _from_event(found))
+    return phases, dp_events.notes([item for found in read for item in found])
+
+
+def _from_event(found: list[Repeated]) -> list[Run]:
+    """Phases of a dp_accounting event as gdpcli.dp_events reads it (its conventions): its Gaussian steps,
     Poisson-sampled, sampled without replacement or on the whole data."""
     from gdpcli import dp_events, events
 
-    try:
-        found = dp_events.read(event)
-    except InputError as error:
-        raise InputError(f"{parameter('schedule')}: {error.message}", error.hint) from None
     replace_one = dp_events.relation_of(found) is events.Neighbouring.REPLACE_ONE
     whole = events.Sampling.FIXED if replace_one else events.Sampling.POISSON
     phases = []

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gdpcli.accounting.accountants import ApproximateGDP, ExactSingle, NumericalPLD, detailed
+from gdpcli.accounting.accountants import ApproximateGDP, ExactSingle, NumericalPLD, Restated, detailed
 from gdpcli.accounting.figures import EXACT, OPTIMISTIC, PESSIMISTIC, Accountant, Figures
 from gdpcli.errors import ComputationError, parameter
 from gdpcli.events import ApproxDP, Mechanism, Repeated, Sampled, Sampling
@@ -115,7 +115,7 @@ class SubsampledStep:
         ]
 
 
-class ClassicalAmplification:
+class ClassicalAmplification(Restated):
     """GDP paper Lemma 2 (Ullman 2017): C_p(f_{eps,delta}) >= f_{eps',delta'}, eps' = log(1 - p + p e^eps),
     delta' = p delta. Rigorous but loose: a lower bound on beta, upper bounds on epsilon and delta."""
 
@@ -126,18 +126,9 @@ class ClassicalAmplification:
 
         self.epsilon_prime, self.delta_prime = subsampled_eps_delta(*mechanism.eps_delta, sampling_rate)
         self.context = {"eps_prime": self.epsilon_prime, "delta_prime": self.delta_prime}
-        self.closed_form = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
+        self.inner = ExactSingle(ApproxDP(self.epsilon_prime, self.delta_prime))
 
-    def epsilon(self, deltas: np.ndarray) -> list[Figures]:
-        return self._pessimistic(self.closed_form.epsilon(deltas))
-
-    def delta(self, epsilons: np.ndarray) -> list[Figures]:
-        return self._pessimistic(self.closed_form.delta(epsilons))
-
-    def beta(self, alphas: np.ndarray) -> list[Figures]:
-        return self._pessimistic(self.closed_form.beta(alphas))
-
-    def _pessimistic(self, figures: list[Figures]) -> list[Figures]:
+    def restate(self, figures: list[Figures]) -> list[Figures]:
         """The exact figures of f_{eps',delta'}, which lies below C_p(f): pessimistic for C_p(f)."""
         return [replace(f, side=PESSIMISTIC, method=self.method) for f in figures]
 

@@ -523,11 +523,14 @@ def _schedule(
         raise InputError("--mu cannot go with --schedule", "give --epsilon with --delta")
     if method.name == "clt":
         raise InputError("--method clt cannot certify a schedule", "use auto, pld or rdp")
-    phases = run_options.phases()
+    phases, event_notes = run_options.noted_phases()
     rows = [
         calibration.schedule_epsilon_row(e, d, phases, method, scale == "last", tolerance) for e, d in pairs
     ]
-    notes = ["fed back to `gdpcli sgd --schedule` with the scaled noise multipliers, epsilon <= the target"]
+    notes = [
+        *event_notes,
+        "fed back to `gdpcli sgd --schedule` with the scaled noise multipliers, epsilon <= the target",
+    ]
     inputs = options.echo_inputs(
         schedule=run_options.schedule,
         scale=scale,

@@ -439,6 +439,11 @@ class RunOptions:
 
     def phases(self) -> tuple[Run, ...]:
         """The phases of --schedule (see gdpcli.accounting.schedules)."""
+        return self.noted_phases()[0]
+
+    def noted_phases(self) -> tuple[tuple[Run, ...], list[str]]:
+        """The phases of --schedule and the notes on how dp_accounting takes its events, if it holds any
+        (schedules.read_noted)."""
         assert self.schedule is not None
         return read_schedule(self.schedule, self.dataset_size)
 
@@ -526,10 +531,11 @@ def _check_accumulation(
         )
 
 
-def read_schedule(path: str, dataset_size: int | None) -> tuple[Run, ...]:
-    """--schedule FILE (- for stdin) read into phases; InputError for an unreadable file or a bad schedule."""
+def read_schedule(path: str, dataset_size: int | None) -> tuple[tuple[Run, ...], list[str]]:
+    """--schedule FILE (- for stdin) read into phases, with the notes on its dp_accounting events
+    (schedules.read_noted); InputError for an unreadable file or a bad schedule."""
     from gdpcli.accounting import schedules
     from gdpcli.textfiles import read_text
 
     hint = "give a CSV header row and one row per phase, or a JSON list"
-    return schedules.read(read_text(path, "--schedule", hint), dataset_size)
+    return schedules.read_noted(read_text(path, "--schedule", hint), dataset_size)

@@ -258,7 +258,8 @@ def _schedule(
     from gdpcli.cli import queries
     from gdpcli.cli.output import Result, emit
 
-    phases = schedules.merged(run_options.phases(), runs)
+    read, event_notes = run_options.noted_phases()
+    phases = schedules.merged(read, runs)
     answers = [
         Answer("delta", np.array([delta]), figure)
         for delta in deltas
@@ -284,7 +285,8 @@ def _schedule(
         max_epsilon=max_epsilon,
     )
     title = f"gdpcli sgd: a schedule of {len(phases)} phases ({phases[0].neighbouring})"
-    emit(Result("sgd", inputs, rows, title, queries.notes_of(answers), ("epsilon",)), output.fmt)
+    notes = event_notes + queries.notes_of(answers)
+    emit(Result("sgd", inputs, rows, title, notes, ("epsilon",)), output.fmt)
     check_budget(answers, max_epsilon=max_epsilon)
 
 

@@ -35,7 +35,7 @@ _HOMES = {
     "repeated": ("Repeated",),
     "repeat_select": ("RepeatAndSelect", "RunsDistribution"),
     "sampled": ("Sampled", "Step"),
-    "sampling": ("SCHEMES", "Neighbouring", "Sampling", "Scheme", "batches_per_epoch"),
+    "sampling": ("SCHEMES", "Neighbouring", "Sampling", "Scheme", "batches_per_epoch", "taking"),
     "shuffled_reports": ("Shuffle", "ShuffleRR"),
     "spec_values": ("SpecValues",),
     "tabulated": ("ProfileCurve", "TradeoffCurve"),

@@ -20,7 +20,7 @@ from gdpcli.events.gaussian import Gaussian
 from gdpcli.events.group import group_step
 from gdpcli.events.repeated import Repeated
 from gdpcli.events.sampled import Sampled, Step
-from gdpcli.events.sampling import Neighbouring, Sampling, batches_per_epoch
+from gdpcli.events.sampling import Neighbouring, Sampling, batches_per_epoch, taking
 
 
 @dataclass(frozen=True)
@@ -66,20 +66,23 @@ class Run:
         if self.sampling not in words:
             raise InputError(f"unknown sampling {self.sampling!r}", "allowed: " + ", ".join(words))
         object.__setattr__(self, "sampling", Sampling(self.sampling))
-        if self.bands is not None and "bands" not in self.sampling.facts.requires:
-            raise InputError(f"{parameter('bands')} splits the data of the cyclic-poisson scheme", "drop it")
+        if self.bands is not None and self.sampling not in taking("bands"):
+            schemes = _words("bands")
+            raise InputError(f"{parameter('bands')} splits the data of the {schemes} scheme", "drop it")
         self._check_participations()
 
     def _check_participations(self) -> None:
-        """InputError unless participations is a whole number >= 1, and 1 but for balls-in-bins."""
+        """InputError unless participations is a whole number >= 1, and 1 but for the schemes that take it
+        (balls-in-bins)."""
         k = self.participations
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"{parameter('participations')}: must be a whole number >= 1, got {k!r}")
-        if k > 1 and self.sampling is not Sampling.BALLS_IN_BINS:
+        if k > 1 and self.sampling not in taking("participations"):
+            schemes = _words("participations")
             raise InputError(
                 f"{parameter('participations')} {k} counts the batches of each example under "
-                f"{parameter('sampling')} balls-in-bins, not {self.sampling}",
-                "drop it or use balls-in-bins",
+                f"{parameter('sampling')} {schemes}, not {self.sampling}",
+                f"drop it or use {schemes}",
             )
 
     @property
@@ -178,3 +181,8 @@ def dpsgd(
         bands,
     )
     return run.spec() if run.sampling.per_step else run
+
+
+def _words(field: str) -> str:
+    """The words of the schemes that take the run's parameter `field`, for a message."""
+    return " or ".join(map(str, taking(field)))

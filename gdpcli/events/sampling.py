@@ -78,6 +78,7 @@ class Scheme:
     epochs_of_batches: an epoch is b = ceil(N / B) steps (each example used once an epoch), not 1 / q steps
         in expectation.
     requires: the run's parameters the scheme needs besides the rate.
+    accepts: the run's parameters the scheme takes if given (no other scheme takes them).
     """
 
     relation: Neighbouring
@@ -85,6 +86,7 @@ class Scheme:
     per_step: bool = False
     epochs_of_batches: bool = False
     requires: tuple[str, ...] = ()
+    accepts: tuple[str, ...] = ()
 
 
 SCHEMES: dict[Sampling, Scheme] = {
@@ -104,6 +106,7 @@ SCHEMES: dict[Sampling, Scheme] = {
         "random batches of every round of ceil(K N / B) steps), add/remove neighbours: rigorous upper and "
         "lower bounds, Chua et al. 2025, Feldman and Shenfeld 2025",
         epochs_of_batches=True,
+        accepts=("participations",),
     ),
     Sampling.TRUNCATED_POISSON: Scheme(
         Neighbouring.ADD_REMOVE,  # the dataset that holds the example has N examples
@@ -129,3 +132,8 @@ def batches_per_epoch(sampling_rate: float) -> int:
     inverse = 1 / Fraction(repr(float(sampling_rate)))
     nearest = round(inverse)
     return int(nearest) if abs(inverse - nearest) <= Fraction(1, 10**9) else math.ceil(inverse)
+
+
+def taking(field: str) -> list[Sampling]:
+    """The schemes that require or accept the run's parameter `field`."""
+    return [scheme for scheme, facts in SCHEMES.items() if field in (*facts.requires, *facts.accepts)]

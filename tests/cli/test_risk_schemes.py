@@ -73,9 +73,17 @@ def test_audit_claims_the_schemes_upper_bound(gdpcli) -> None:
     assert bounds["lower_bound"] <= claimed[0]["value"] <= bounds["upper_bound"] * 1.01
 
 
-def test_other_methods_are_refused_for_a_scheme(gdpcli) -> None:
-    outcome = gdpcli("risk", *RUN, "--sampling", "shuffle", "--method", "rdp")
-    assert outcome.code == 1
-    assert "PLD bounds only" in outcome.stderr and outcome.stderr.count("\n") == 1
-    grouped = gdpcli("risk", *RUN, "--sampling", "balls-in-bins", "--group", "2")
-    assert grouped.code == 1 and "group privacy of a balls-in-bins run" in grouped.stderr
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--sampling", "shuffle", "--method", "rdp"),
+        ("--sampling", "fixed", "--method", "rdp"),
+        ("--sampling", "balls-in-bins", "--group", "2"),
+    ],
+)
+def test_risk_refuses_what_sgd_refuses_for_its_reason(gdpcli, options: tuple[str, ...]) -> None:
+    """risk asks the run's plan (the one sgd asks): the same refusal, word for word."""
+    risk = gdpcli("risk", *RUN, *options)
+    sgd = gdpcli("sgd", *RUN, *options, "--delta", "1e-5")
+    assert risk.code == sgd.code == 1 and risk.stderr == sgd.stderr
+    assert risk.stderr.startswith("gdpcli: error:") and risk.stderr.count("\n") == 1

@@ -188,3 +188,46 @@ def test_runs_of_shuffled_batches_need_whole_epochs(gdpcli) -> None:
     assert outcome.code == 2 and "whole epochs" in outcome.stderr
     whole = rows_of(gdpcli(*query, "--sampling", "shuffle", "--epochs", "2", "--runs", "2", "-f", "json"))
     assert whole[0]["steps"] == 40
+
+
+def _gaussian_steps(sampled: dict) -> str:
+    """1000 steps of a dp_accounting sampled event of GaussianDpEvent(1.1), as JSON."""
+    gaussian = {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}
+    return json.dumps(
+        {"class_name": "SelfComposedDpEvent", "event": sampled | {"event": gaussian}, "count": 1000}
+    )
+
+
+def test_replace_one_events_carry_the_note_compose_prints(gdpcli, tmp_path: Path) -> None:
+    """dp_accounting events sampled without replacement are accounted at sensitivity 2C by sgd --schedule
+    (and calibrate sgd --schedule) as by compose --specs, and all say so in the same note (CSV: on stderr);
+    Poisson-sampled ones have none."""
+    fixed = write(
+        tmp_path,
+        _gaussian_steps(
+            {
+                "class_name": "SampledWithoutReplacementDpEvent",
+                "source_dataset_size": 60000,
+                "sample_size": 256,
+            }
+        ),
+        "fixed.json",
+    )
+    sgd = gdpcli("sgd", "--schedule", fixed, "--delta", "1e-5", "-f", "json")
+    compose = gdpcli("compose", "--specs", fixed, "--delta", "1e-5", "-f", "json")
+    [note] = [note for note in sgd.json()["notes"] if note.startswith("replace-one neighbours")]
+    assert note in compose.json()["notes"] and "sensitivity 2" in note
+    assert [row["epsilon"] for row in rows_of(sgd)] == [row["epsilon"] for row in rows_of(compose)]
+    in_csv = gdpcli("sgd", "--schedule", fixed, "--delta", "1e-5", "-f", "csv")
+    assert f"gdpcli: note: {note}\n" in in_csv.stderr
+    calibrated = gdpcli(
+        "calibrate", "sgd", "--schedule", fixed, "--epsilon", "8", "--delta", "1e-5", "-f", "json"
+    )
+    assert note in calibrated.json()["notes"]
+    poisson = write(
+        tmp_path,
+        _gaussian_steps({"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.01}),
+        "p.json",
+    )
+    notes = gdpcli("sgd", "--schedule", poisson, "--delta", "1e-5", "-f", "json").json()["notes"]
+    assert not any(note.startswith("replace-one neighbours") for note in notes)
