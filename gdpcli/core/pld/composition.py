@@ -28,7 +28,8 @@ from gdpcli.core.pld.representation import (
 )
 from gdpcli.errors import ComputationError
 
-_MAX_TILT = 64.0  # the largest exponential tilt a composition tries first (_tilt)
+FIRST_TILT = 64.0
+"""The largest exponential tilt a composition tries first (_tilt), for a composed loss of scale >= 1."""
 _BISECTIONS = 60  # bisection steps of the tilt
 _NEGLIGIBLE = -700.0  # log of a term's share of a sum below which it changes no digit (_cumulants)
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
@@ -211,7 +212,7 @@ class TailTarget:
 
     delta: float | None = None
     epsilon: float | None = None
-    max_tilt: float = _MAX_TILT
+    max_tilt: float = FIRST_TILT
 
     def tails(self) -> Tails:
         """The P-mass one truncation may move: _TAIL_BUDGET, above the window at most _DELTA_SHARE of the

@@ -15,7 +15,7 @@ import numpy as np
 from gdpcli import progress
 from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
-from gdpcli.core.pld.composition import _MAX_TILT, Components, Composed, Compositions, TailTarget
+from gdpcli.core.pld.composition import FIRST_TILT, Components, Composed, Compositions, TailTarget
 from gdpcli.core.pld.convolution import fft_error
 from gdpcli.core.pld.discretization import MAX_POINTS, discretize, loss_range
 from gdpcli.core.pld.representation import ROUND_OFF_SAFETY, DiscretePLD, DominatingPair, GridTooLarge, Tails
@@ -102,7 +102,7 @@ Shapes = list[tuple[tuple[float, float], int]]
 """Each component's (standard deviation, range) of its loss (_loss_shape) and its count."""
 
 
-def loss_shapes(components: Components) -> Shapes:
+def _loss_shapes(components: Components) -> Shapes:
     """_loss_shape of each component, with its count."""
     return [(_loss_shape(pair), int(count)) for pair, count in components]
 
@@ -133,9 +133,13 @@ def initial_interval(
     on 1.1 million points a step (refused by the first grid's cap, then 275 000) for bounds 28x
     narrower than asked. Measured in-process: that run 1.25 -> 0.21 s, its 1e6 steps 3.10 -> 0.93 s,
     q 1e-4, sigma 0.5, T 1e5 0.88 -> 0.24 s; MNIST and other settings where the model asks for a coarser
-    grid than this are unchanged. `shapes`: loss_shapes(components), where the caller has them.
+    grid than this are unchanged. Below epsilon EPSILON_SCALE the width asked is about absolute
+    (epsilon_bounds), so the relative accuracy modelled is that width at eps = 4 S over 4 S: at q 1e-5,
+    sigma 1, 1e3 steps (S 4e-4) the first grid is 8 times coarser (5.2e-7 -> 4.1e-6), its bounds still
+    within the width.
+    `shapes`: _loss_shapes(components), where the caller has them.
     """
-    shapes = loss_shapes(components) if shapes is None else shapes
+    shapes = _loss_shapes(components) if shapes is None else shapes
     composed = _composed_scale(shapes)
     floor = max(1e-3 * composed, 1e-12)
     density = sum(count / max(scale, floor) for (scale, _), count in shapes)
@@ -358,7 +362,7 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     grid of 1e-4 leaves (defaults.STEP_SCALE).
 
     Deltas far below the plain FFT's round-off are answered by a tilted composition (TailTarget) aimed at
-    the smallest delta, at a tilt of at most _MAX_TILT; a delta whose round-off that leaves too large
+    the smallest delta, at a tilt of at most FIRST_TILT; a delta whose round-off that leaves too large
     (swallowed: half of delta at the lower bound, or wider than asked by at most twice its round-off, or
     without a finite upper bound) is composed again, largest delta first, with every direction tilted at
     its answer's epsilon (the pessimistic PLDs' epsilon without round-off on the last grid), up to
@@ -380,8 +384,8 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     smallest = float(flat.min())
     # tilted from the first grid where the plain round-off would take a visible share of delta (that
     # prediction runs up to 10x below what it measures: q 1e-4, sigma 1.1, 1e6 steps carried 6.6e-7 at 1e-5)
-    shapes = loss_shapes(components)
-    first_tilt = _scaled_tilt(_MAX_TILT, shapes) if smallest < _TINY_DELTA else _MAX_TILT
+    shapes = _loss_shapes(components)
+    first_tilt = _scaled_tilt(FIRST_TILT, shapes) if smallest < _TINY_DELTA else FIRST_TILT
     target = (
         TailTarget(delta=smallest, max_tilt=first_tilt)
         if smallest < 1e3 * predicted_round_off(components)
@@ -451,7 +455,7 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
 
 def _scaled_tilt(tilt: float, shapes: Shapes) -> float:
     """A cap on the tilt, given for a composed loss of scale >= 1, for this one: over its scale where that
-    is below 1 (_MAX_TILT first, _STEEPEST_TILT for the retries).
+    is below 1 (FIRST_TILT first, _STEEPEST_TILT for the retries).
 
     A tilt acts through t L: losses 1000 times smaller need a tilt 1000 times steeper for the same
     effect. At q 1e-5, sigma 10, 1e3 steps a step's losses are about 1e-6 and the composed scale 3e-5:
