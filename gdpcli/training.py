@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from gdpcli import account, events
 from gdpcli.accounting import calibration
-from gdpcli.accounting.run import Run, schedule
+from gdpcli.accounting.run import Run, RunLength, schedule
 from gdpcli.defaults import DEFAULT_ACCURACY, NOISE_TOLERANCE
 from gdpcli.errors import InputError
 
@@ -190,7 +190,7 @@ def _steps(sample_rate: float, epochs: float | None, steps: int | None, sampling
         raise ValueError(f"steps: must be a whole number >= 1, got {steps!r}")
     if epochs is not None:
         _positive(epochs, "epochs")
-    return schedule(None, None, sample_rate, epochs, steps, sampling)[1]
+    return schedule(RunLength(sampling_rate=sample_rate, epochs=epochs, steps=steps), sampling)[1]
 
 
 @contextmanager

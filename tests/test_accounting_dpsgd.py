@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gdpcli.accounting import dpsgd
-from gdpcli.accounting.run import schedule
+from gdpcli.accounting.run import RunLength, schedule
 from gdpcli.accounting.schemes import STEPS
 from gdpcli.errors import ComputationError, InputError
 from gdpcli.events import Sampling
@@ -18,15 +18,15 @@ MNIST = REFERENCE["dp_sgd_mnist"]
 
 
 def test_schedule_counts_steps_as_ceil() -> None:
-    q, steps, epochs = schedule(60000, 256, None, 60, None)
+    q, steps, epochs = schedule(RunLength(60000, 256, epochs=60))
     assert (q, steps) == (256 / 60000, MNIST["steps"])  # ceil(60 * 60000 / 256) = ceil(14062.5)
     assert epochs == pytest.approx(14063 * 256 / 60000, rel=1e-15)
 
 
 def test_schedule_uses_the_decimal_typed() -> None:
     # 0.1 epochs of 2560 examples in batches of 256 is exactly one step (float 0.1 * 10 would round up to 2)
-    assert schedule(2560, 256, None, 0.1, None)[1] == 1
-    assert schedule(None, None, 0.01, 3, None)[1] == 300
+    assert schedule(RunLength(2560, 256, epochs=0.1))[1] == 1
+    assert schedule(RunLength(sampling_rate=0.01, epochs=3))[1] == 300
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_schedule_uses_the_decimal_typed() -> None:
 )
 def test_schedule_rejects(arguments: tuple) -> None:
     with pytest.raises(InputError):
-        schedule(*arguments)
+        schedule(RunLength(*arguments))
 
 
 @pytest.mark.parametrize(("sampling", "sensitivity"), [("poisson", None), ("fixed", 1.0)])

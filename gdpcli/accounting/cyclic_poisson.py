@@ -17,11 +17,8 @@ strategy; a banded strategy's sensitivity enters as the step's sensitivity, gdpc
 from __future__ import annotations
 
 import dataclasses
-import math
-from fractions import Fraction
 
-from gdpcli.accounting.run import sampling_rate_of
-from gdpcli.accounting.run import schedule as run_schedule
+from gdpcli.accounting.run import STEPS_OF_EPOCHS, RunLength
 from gdpcli.accounting.schemes import SchemeReduction
 from gdpcli.errors import InputError, parameter
 from gdpcli.events import Run, Sampling
@@ -54,38 +51,30 @@ def check_bands(run: Run) -> int:
     return run.bands
 
 
-def rate(dataset_size: int | None, batch_size: int | None, sampling_rate: float | None, bands: int) -> float:
+def rate(length: RunLength, bands: int) -> float:
     """p: the given rate, or b B / N from the expected batch B; InputError where b B > N (a part of N / b
     examples cannot hold an expected batch of B)."""
-    if sampling_rate is not None:
-        return sampling_rate_of(dataset_size, batch_size, sampling_rate)
-    expected = sampling_rate_of(dataset_size, batch_size, None)
-    assert dataset_size is not None and batch_size is not None  # checked by sampling_rate_of
-    if bands * batch_size > dataset_size:
+    given = length.rate()
+    if length.sampling_rate is not None:
+        return given
+    assert length.dataset_size is not None and length.batch_size is not None  # checked by length.rate()
+    if bands * length.batch_size > length.dataset_size:
         raise InputError(
-            f"{_BANDS} {bands} x {_BATCH_SIZE} {batch_size} exceeds {_DATASET_SIZE} {dataset_size}",
+            f"{_BANDS} {bands} x {_BATCH_SIZE} {length.batch_size} exceeds {_DATASET_SIZE} "
+            f"{length.dataset_size}",
             "each of the b parts, N / b examples, must hold the expected batch B",
         )
-    return min(expected * bands, 1.0)
+    return min(given * bands, 1.0)
 
 
-def schedule(
-    dataset_size: int | None,
-    batch_size: int | None,
-    sampling_rate: float | None,
-    epochs: float | None,
-    steps: int | None,
-    bands: int,
-) -> tuple[float, int]:
+def schedule(length: RunLength, bands: int) -> tuple[float, int]:
     """(p, T) of a cyclic-Poisson run: T = ceil(E N / B) = ceil(E b / p) steps for E epochs (an epoch passes
-    over every part once in expectation), or the given steps; the checks are accounting.run.schedule's."""
+    over every part once in expectation), or the given steps; the checks are RunLength's, and b >= 1."""
     if bands < 1:
         raise InputError(f"{_BANDS}: must be a whole number >= 1, got {bands}")
-    p = rate(dataset_size, batch_size, sampling_rate, bands)
-    _, steps_of_rate, _ = run_schedule(dataset_size, batch_size, sampling_rate, epochs, steps)
-    if sampling_rate is None or epochs is None:
-        return p, steps_of_rate  # ceil(E N / B): an epoch is N / B steps whatever b
-    return p, math.ceil(Fraction(repr(float(epochs))) * bands / Fraction(repr(float(sampling_rate))))
+    p = rate(length, bands)
+    per_epoch = length.epoch_steps() * (1 if length.sampling_rate is None else bands)
+    return p, length.total_steps(per_epoch, STEPS_OF_EPOCHS)
 
 
 REDUCTION = SchemeReduction(Sampling.CYCLIC_POISSON, reduced)

@@ -32,14 +32,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gdpcli import events
 from gdpcli.accounting import cyclic_poisson, planning
-from gdpcli.accounting.run import sampling_rate_of
+from gdpcli.accounting.run import RunLength
 from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Gaussian, Repeated, Run, Sampled, Sampling
 from gdpcli.expr import require_positive
@@ -55,7 +54,7 @@ ZERO_OUT = "zero-out"
 """The neighbouring relation of a mechanism without sampling: one record replaced by the zero record."""
 MAX_FILE_STEPS = 20000
 """The largest strategy matrix read (T x T entries in memory: 3.2 GB of float64 at this size)."""
-_STEPS, _EPOCHS, _BANDS = map(parameter, ("steps", "epochs", "bands"))
+_BANDS = parameter("bands")
 _FILE, _SENSITIVITY = parameter("strategy_file"), parameter("sensitivity")
 
 
@@ -92,22 +91,14 @@ class Mechanism:
         return isinstance(self.subject, Run)
 
 
-def tree(
-    noise_multiplier: float,
-    *,
-    dataset_size: int | None = None,
-    batch_size: int | None = None,
-    sampling_rate: float | None = None,
-    epochs: float | None = None,
-    steps: int | None = None,
-) -> Mechanism:
+def tree(noise_multiplier: float, length: RunLength) -> Mechanism:
     """DP-FTRL, the tree restarted every epoch of n = ceil(N / B) steps (or ceil(1 / q)); T = ceil(E n)
     steps, or as given. InputError for inconsistent inputs."""
     from gdpcli.core.matrix_mechanism import tree_squared_sensitivity
 
     require_positive(noise_multiplier, parameter("noise_multiplier"))
-    per_epoch = events.batches_per_epoch(sampling_rate_of(dataset_size, batch_size, sampling_rate))
-    total = _steps(epochs, steps, per_epoch)
+    per_epoch = events.batches_per_epoch(length.rate())
+    total = length.total_steps(per_epoch, _epoch_of(per_epoch))
     sensitivity = math.sqrt(tree_squared_sensitivity(total, per_epoch))
     return Mechanism(
         "tree",
@@ -124,15 +115,11 @@ def tree(
 def banded(
     noise_multiplier: float,
     bands: int,
+    length: RunLength,
     *,
     sensitivity: float | None = None,
     strategy: np.ndarray | None = None,
     amplified: bool = True,
-    dataset_size: int | None = None,
-    batch_size: int | None = None,
-    sampling_rate: float | None = None,
-    epochs: float | None = None,
-    steps: int | None = None,
 ) -> Mechanism:
     """A b-banded strategy, given by its largest column norm (`sensitivity`, every column of that norm;
     default 1) or as a T x T matrix (`strategy`, whose size is then T unless steps or epochs are given);
@@ -148,17 +135,17 @@ def banded(
             f"give {_SENSITIVITY} or {_FILE}, not both", "the file's columns give the sensitivity"
         )
     norms = None if strategy is None else strategy_norms(strategy, bands)
-    if norms is not None and epochs is None and steps is None:
-        steps = len(norms)
+    if norms is not None and length.epochs is None and length.steps is None:
+        length = dataclasses.replace(length, steps=len(norms))
     if amplified:
-        p, total = cyclic_poisson.schedule(dataset_size, batch_size, sampling_rate, epochs, steps, bands)
+        p, total = cyclic_poisson.schedule(length, bands)
     else:
-        if (dataset_size, batch_size, sampling_rate) != (None, None, None):
+        if length.rate_given:
             raise InputError(
                 "without amplification every example of the active part is in its step's batch",
                 "drop " + ", ".join(map(parameter, ("dataset_size", "batch_size", "sampling_rate"))),
             )
-        p, total = 1.0, _steps(epochs, steps, bands)
+        p, total = 1.0, length.total_steps(bands, _epoch_of(bands))
     if norms is not None and total != len(norms):
         raise InputError(
             f"{_FILE}: a {len(norms)} x {len(norms)} strategy is for {len(norms)} steps, not {total}"
@@ -233,19 +220,9 @@ def _step(run: Run, norm: float) -> Gaussian | Sampled:
     return gaussian if run.sampling_rate == 1.0 else Sampled(gaussian, run.sampling_rate, Sampling.POISSON)
 
 
-def _steps(epochs: float | None, steps: int | None, per_epoch: int) -> int:
-    """T: the given steps, or ceil(E n) for E epochs of n steps; InputError unless exactly one is given."""
-    from gdpcli.accounting.run import MAX_STEPS
-
-    if (epochs is None) == (steps is None):
-        raise InputError(f"give exactly one of {_EPOCHS} and {_STEPS}", f"an epoch is {per_epoch} steps")
-    if steps is None:
-        if not (math.isfinite(epochs) and epochs > 0):
-            raise InputError(f"{_EPOCHS}: must be a positive finite number, got {epochs!r}")
-        steps = math.ceil(Fraction(repr(float(epochs))) * per_epoch)
-    if not 1 <= steps <= MAX_STEPS:
-        raise InputError(f"the run has {steps} steps", f"allowed: 1 <= steps <= {MAX_STEPS:.0e}")
-    return int(steps)
+def _epoch_of(per_epoch: int) -> str:
+    """The hint of a missing or doubled length: how many steps an epoch is."""
+    return f"an epoch is {per_epoch} steps"
 
 
 def strategy_norms(strategy: np.ndarray, bands: int) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.dpsgd import Method
 from gdpcli.accounting.figures import Figures, smallest
-from gdpcli.accounting.run import MAX_STEPS, check_run, schedule
+from gdpcli.accounting.run import MAX_STEPS, RunLength, check_run, schedule
 from gdpcli.errors import ComputationError, InputError, parameter
 from gdpcli.events import Repeated, Run, Sampling
 
@@ -165,14 +165,14 @@ def _phase(cells: dict[str, str], index: int, dataset_size: int | None) -> Run:
         )
         raise InputError(f"{parameter('schedule')} row {index}, column batch_size: {need}")
     try:
-        q, total, _ = schedule(
+        length = RunLength(
             dataset_size if batch_size is not None else None,
             None if batch_size is None else int(batch_size),
             rate,
             epochs,
             None if steps is None else int(steps),
-            sampling,
         )
+        q, total, _ = schedule(length, sampling)
     except InputError as error:
         raise InputError(
             f"{parameter('schedule')} row {index}, column {length_column}: {error.message}"

@@ -4,6 +4,7 @@ gdpcli.accounting.matrix_mechanism)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -104,6 +105,7 @@ def command(
     batches or without sampling): epsilon at delta by several accountants."""
     from gdpcli.accounting import check_budget, dpsgd
     from gdpcli.accounting import matrix_mechanism as mf
+    from gdpcli.accounting.run import RunLength
     from gdpcli.cli import queries
     from gdpcli.cli.output import Result, emit
 
@@ -118,10 +120,10 @@ def command(
     if max_epsilon is not None:
         dpsgd.check_budget_method(method)
     deltas = options.deltas(delta)
-    rates = {"dataset_size": dataset_size, "batch_size": batch_size, "sampling_rate": sampling_rate}
+    length = RunLength(dataset_size, batch_size, sampling_rate, epochs, steps)
     if strategy == "tree":
         _only_banded(bands, sensitivity, strategy_file, no_amplification)
-        mechanism = mf.tree(noise_multiplier, epochs=epochs, steps=steps, **rates)
+        mechanism = mf.tree(noise_multiplier, length)
     else:
         if bands is None:
             raise InputError("--strategy banded needs --bands", "the strategy's nonzero bands b")
@@ -129,12 +131,10 @@ def command(
         mechanism = mf.banded(
             noise_multiplier,
             bands,
+            length,
             sensitivity=sensitivity,
             strategy=matrix,
             amplified=not no_amplification,
-            epochs=epochs,
-            steps=steps,
-            **rates,
         )
     entries = mf.plan(mechanism, method, accuracy=accuracy, conversion=conversion)
     notes = queries.skipped(entries)
@@ -146,9 +146,7 @@ def command(
         sensitivity=sensitivity,
         strategy_file=strategy_file,
         no_amplification=no_amplification,
-        **rates,
-        epochs=epochs,
-        steps=mechanism.steps,
+        **(dataclasses.asdict(length) | {"steps": mechanism.steps}),
         noise_multiplier=noise_multiplier,
         delta=deltas,
         **options.method_inputs(method, conversion, accuracy),

@@ -22,6 +22,7 @@ from gdpcli.defaults import DEFAULT_ACCURACY as DEFAULT_ACCURACY  # re-exported 
 from gdpcli.errors import InputError
 
 if TYPE_CHECKING:
+    from gdpcli.accounting.run import RunLength
     from gdpcli.events import Run
 
 
@@ -400,14 +401,21 @@ class RunOptions:
             return None
         return self.batch_size * (self.accumulation_steps or 1)
 
-    def sampling_rate_of(self) -> float:
-        """q from --sampling-rate or the logical batch A x B / --dataset-size (p = b B / N with --bands b)."""
-        from gdpcli.accounting import cyclic_poisson, run
+    @property
+    def length(self) -> RunLength:
+        """N, the logical batch A x B (see logical_batch_size), q, E and T, as the run takes them."""
+        from gdpcli.accounting.run import RunLength
 
         batch = self.logical_batch_size
+        return RunLength(self.dataset_size, batch, self.sampling_rate, self.epochs, self.steps)
+
+    def sampling_rate_of(self) -> float:
+        """q from --sampling-rate or the logical batch A x B / --dataset-size (p = b B / N with --bands b)."""
+        from gdpcli.accounting import cyclic_poisson
+
         if self.bands is not None:
-            return cyclic_poisson.rate(self.dataset_size, batch, self.sampling_rate, self.bands)
-        return run.sampling_rate_of(self.dataset_size, batch, self.sampling_rate)
+            return cyclic_poisson.rate(self.length, self.bands)
+        return self.length.rate()
 
     def rate_and_steps(self) -> tuple[float, int, float]:
         """(q, T, epochs) of the run, T in logical steps (see accounting.run.schedule; cyclic_poisson.schedule
@@ -415,23 +423,9 @@ class RunOptions:
         from gdpcli.accounting import cyclic_poisson, run
 
         if self.bands is not None:
-            p, steps = cyclic_poisson.schedule(
-                self.dataset_size,
-                self.logical_batch_size,
-                self.sampling_rate,
-                self.epochs,
-                self.steps,
-                self.bands,
-            )
+            p, steps = cyclic_poisson.schedule(self.length, self.bands)
             return p, steps, self.run(p, steps, 1.0).epochs
-        return run.schedule(
-            self.dataset_size,
-            self.logical_batch_size,
-            self.sampling_rate,
-            self.epochs,
-            self.steps,
-            self.sampling,
-        )
+        return run.schedule(self.length, self.sampling)
 
     def echo(self) -> dict[str, Any]:
         """The run options for the JSON inputs block."""

@@ -17,6 +17,7 @@ import pytest
 from scipy.stats import norm
 
 from gdpcli.accounting import matrix_mechanism as mf
+from gdpcli.accounting.run import RunLength
 from gdpcli.core.matrix_mechanism import (
     cyclic_lower_levels,
     min_sep_squared_sensitivity,
@@ -248,7 +249,7 @@ def test_cli_and_library_agree(gdpcli) -> None:
             "--noise-multiplier", "1", "--delta", "1e-5", "-f", "json",
         )
     )  # fmt: skip
-    mechanism = mf.banded(1.0, 4, sampling_rate=0.05, steps=400)
+    mechanism = mf.banded(1.0, 4, RunLength(sampling_rate=0.05, steps=400))
     [found] = mf.plan(mechanism, "auto", accuracy=1e-3)
     assert [row["epsilon"] for row in rows] == [f.values[0] for f in found[1].epsilon(np.array([1e-5]))]
 
@@ -305,10 +306,10 @@ def test_bad_strategy_files(gdpcli, tmp_path, text, message) -> None:
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: mf.tree(-1.0, sampling_rate=0.1, steps=10),
-        lambda: mf.banded(math.nan, 2, amplified=False, steps=10),
-        lambda: mf.banded(1.0, 2, amplified=False, steps=10, sensitivity=-1.0),
-        lambda: mf.banded(1.0, 2, steps=10, sampling_rate=0.5, sensitivity=math.inf),
+        lambda: mf.tree(-1.0, RunLength(sampling_rate=0.1, steps=10)),
+        lambda: mf.banded(math.nan, 2, RunLength(steps=10), amplified=False),
+        lambda: mf.banded(1.0, 2, RunLength(steps=10), amplified=False, sensitivity=-1.0),
+        lambda: mf.banded(1.0, 2, RunLength(sampling_rate=0.5, steps=10), sensitivity=math.inf),
     ],
 )
 def test_the_library_refuses_bad_numbers(build) -> None:
