@@ -124,6 +124,10 @@ def repeated(run: Run, runs: int) -> Run:
     return run.with_steps(run.steps * runs)
 
 
+_SMALLEST_EPOCH_RATE = 2.0**-53
+"""The smallest rate of a scheme whose epochs count batches (b = ceil(1 / q): whole numbers exact to 2^53)."""
+
+
 def check_run(run: Run) -> None:
     """InputError unless 1 <= T <= MAX_STEPS and the scheme has what it requires (events.Run checks its
     other numbers itself); ComputationError for a group the scheme has no analysis of."""
@@ -133,6 +137,12 @@ def check_run(run: Run) -> None:
     for field in required:
         if getattr(run, field) is None:
             raise InputError(f"{_SAMPLING} {run.sampling} needs {parameter(field)}")
+    if run.sampling.facts.epochs_of_batches and run.sampling_rate < _SMALLEST_EPOCH_RATE:
+        raise InputError(
+            f"{_SAMPLING_RATE} {run.sampling_rate:g} makes {1 / run.sampling_rate:.3g} batches an epoch "
+            f"under {_SAMPLING} {run.sampling}, more than the 2^53 counted exactly",
+            f"give a rate of at least {_SMALLEST_EPOCH_RATE:.3g}",
+        )
     if run.max_batch_size is not None and run.sampling not in events.taking("max_batch_size"):
         schemes = " or ".join(map(str, events.taking("max_batch_size")))
         raise InputError(f"{_MAX_BATCH_SIZE} caps the batches of {_SAMPLING} {schemes}", "drop it")

@@ -204,3 +204,18 @@ def test_poisson_accounting_understates_shuffled_batches(gdpcli) -> None:
     assert poisson["zero_out_lower_bound"] == pytest.approx(3.813, abs=3e-3)
     assert rows["shuffle-max-test"]["epsilon"] >= poisson["zero_out_lower_bound"]
     assert any("understates the privacy loss" in note for note in outcome.json()["notes"])
+
+
+@pytest.mark.parametrize("command", ["sgd", "risk"])
+@pytest.mark.parametrize("sampling", ["shuffle", "balls-in-bins"])
+def test_a_rate_below_2_to_the_minus_53_is_refused_where_epochs_count_batches(
+    gdpcli, command: str, sampling: str
+) -> None:
+    """b = ceil(1 / q) batches an epoch is a whole number counted exactly only to 2^53: at q 1e-300 the
+    shuffled batches' max test took log of a 301-digit integer (an internal error found by the fuzz walk).
+    Exit 2 naming the rate. (At q 1e-15, 1e15 batches an epoch, both answer: the slow fuzz walk's range.)"""
+    query = ("--noise-multiplier", "0.24", "--steps", "639", "--sampling", sampling, "-f", "csv")
+    question = ("--delta", "1e-5") if command == "sgd" else ("--fpr", "1e-3")
+    refused = gdpcli(command, "--sampling-rate", "1e-300", *query, *question)
+    assert refused.code == 2 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("gdpcli: error: --sampling-rate 1e-300 makes 1e+300 batches an epoch")

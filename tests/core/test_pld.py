@@ -1060,3 +1060,15 @@ def test_the_tilted_round_off_bounds_the_profile_error_on_an_exact_binomial(
         assert abs(computed - exact) <= bound
         if rank > 0.45 * times:  # the upper tail
             assert float(composed.round_off_at(epsilon)) <= 1e-6 * exact
+
+
+def test_a_self_composition_of_no_finite_mass_is_none() -> None:
+    """A negligible mechanism's optimistic PLD may hold no finite mass (balls-in-bins batches at q 1e-15:
+    one point of mass 0); its self-composition of 639 copies holds none either. The FFT power has no
+    Chernoff window for it (its edges were inf and -inf, an internal error), so it composes by squaring."""
+    empty = pld.DiscretePLD(-1, 1e-9, np.array([0.0]), 0.0)
+    for pessimistic in (False, True):
+        composed = composition.self_compose(
+            empty, 639, pessimistic=pessimistic, tails=pld.Tails(1e-12, 1e-12)
+        )
+        assert not composed.masses.any() and composed.infinity_mass == 0.0

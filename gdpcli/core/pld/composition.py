@@ -178,14 +178,15 @@ def self_compose(
     pld: DiscretePLD, times: int, *, pessimistic: bool, tails: Tails, max_points: int = MAX_POINTS
 ) -> DiscretePLD:
     """The times-fold composition of pld with itself: by one FFT power (power.power_compose) where pld
-    carries no round-off yet and times >= POWER_MIN, else by repeated squaring (about 2 log2(times) FFTs).
+    carries no round-off yet, has finite mass (a negligible mechanism's optimistic PLD may hold none: no
+    Chernoff window) and times >= POWER_MIN, else by repeated squaring (about 2 log2(times) FFTs).
 
     A mass moved when truncating a power moves in every copy of that power in the result, and the power
     squared at a step where r of the bits of times remain (times >> j = r) is used r times: its
     truncation uses tails.shared(r). Each of the at most 2 log2(times) truncations then changes delta
     by at most the sum of the tails (safe direction).
     """
-    if times >= POWER_MIN and has_no_round_off(pld):
+    if times >= POWER_MIN and has_no_round_off(pld) and pld.masses.any():
         powered = power_compose(pld, times, pessimistic=pessimistic, tails=tails, max_points=max_points)
         return _truncate(powered, tails, pessimistic=pessimistic)  # (the Chernoff window is wider)
     pair = partial(_compose_pair, pessimistic=pessimistic, max_points=max_points)
