@@ -19,7 +19,10 @@ def divergence_rows(parsed: Repeated, to: str) -> list[dict]:
     side, name = (
         (Side.EXACT, "closed-form") if divergences.exact else (Side.APPROXIMATE, "tradeoff-quadrature")
     )
-    return [{to: getattr(divergences, to), "guarantee": bound(to, side), "method": name}]
+    row = {to: getattr(divergences, to), "guarantee": bound(to, side), "method": name}
+    if np.isinf(row[to]) and divergences.finite:
+        row["reason"] = f"{to} = inf: the true {to} is finite but beyond the float range (about 1.8e308)"
+    return [row]
 
 
 def curve_rows(parsed: Repeated, to: str, orders: list[float], every: bool) -> list[dict]:

@@ -49,16 +49,19 @@ class SubsampledStep:
 
     delta(eps) is the profile of C_p(f), the larger of the two Poisson directions (subsample.
     fixed_size_profile), and epsilon(delta) its inverse, rounded up. beta: eq. (13) for GDP, the corrected
-    Cor. 3 for (eps, delta)-DP, and for Laplace a rigorous bracket (see `_laplace_bracket`).
+    Cor. 3 for (eps, delta)-DP, for Laplace (a pure eps0) a rigorous bracket (see `_laplace_bracket`), and
+    for other mechanisms the bounds of `beta_by` (the PLD accountant of the sampled step: a discrete
+    Gaussian's loss has no bound to grid C_p(f) on).
     """
 
     method = "cp-exact"
 
-    def __init__(self, mechanism: Mechanism, sampling_rate: float) -> None:
+    def __init__(self, mechanism: Mechanism, sampling_rate: float, beta_by: Accountant | None = None) -> None:
         from gdpcli.core.subsample import fixed_size_profile
 
         self.mechanism = mechanism
         self.sampling_rate = sampling_rate
+        self.beta_by = beta_by
         self.profile = fixed_size_profile(mechanism.profile, sampling_rate)
 
     def epsilon(self, deltas: np.ndarray) -> list[Figures]:
@@ -78,6 +81,8 @@ class SubsampledStep:
         values = mechanism.subsampled_tradeoff(alphas, p)
         if values is None and p == 1.0:
             values = mechanism.tradeoff(alphas)  # C_1(f) = f for symmetric f
+        elif values is None and self.beta_by is not None:
+            return self.beta_by.beta(alphas)
         elif values is None:
             return self._laplace_bracket(alphas)
         return [Figures(_array(values), EXACT, self.method, "beta")]
@@ -96,11 +101,11 @@ class SubsampledStep:
         from gdpcli.core.tradeoff import alpha_grid, grid_from_tradeoff, tradeoff_from_profile
 
         mechanism, p = self.mechanism, self.sampling_rate
-        epsilon_p = subsampled_eps_delta(mechanism.epsilon, 0.0, p)[0]
+        epsilon_p = subsampled_eps_delta(mechanism.pure_epsilon, 0.0, p)[0]
         lower = tradeoff_from_profile(
             self.profile, alphas, np.linspace(-epsilon_p, epsilon_p, _PROFILE_POINTS)
         )
-        kink = max(0.5 * np.exp(-mechanism.epsilon), _SMALLEST_KNOT)
+        kink = max(0.5 * np.exp(-mechanism.pure_epsilon), _SMALLEST_KNOT)
         knots = np.concatenate(
             (
                 np.linspace(0.0, 1.0, _GRID_POINTS),
@@ -266,7 +271,11 @@ def _rigorous(
         )
         return [NumericalPLD([subsampled], accuracy)], [note]
     notes = ["one step: Poisson (add/remove) and fixed-size (replace-one) sampling both give C_p(f)"]
-    accountants: list[Accountant] = [SubsampledStep(mechanism, sampling_rate)]
+    unbracketed = mechanism.pure_epsilon is None and mechanism.subsampled_tradeoff(0.5, sampling_rate) is None
+    beta_by = NumericalPLD([subsampled], accuracy) if unbracketed and sampling_rate < 1.0 else None
+    accountants: list[Accountant] = [SubsampledStep(mechanism, sampling_rate, beta_by)]
+    if beta_by is not None:
+        notes.append("beta: no closed form of C_p(f) for this mechanism here: rigorous PLD bounds")
     if mechanism.eps_delta is not None:
         accountants += [
             PrintedCorollary3(mechanism, sampling_rate),
@@ -276,6 +285,6 @@ def _rigorous(
             "cp-exact: C_p(f_{eps,delta}) from eq. (13); cor3: eq. (14) as printed, which drops a factor "
             "(1 - delta) and is a loose lower bound; lemma2: the classical (eps', delta') bound",
         ]
-    elif mechanism.gdp_mu is None and sampling_rate < 1.0:
+    elif beta_by is None and mechanism.gdp_mu is None and sampling_rate < 1.0:
         notes += ["beta of subsampled Laplace: cp-profile (lower) and cp-grid (upper) bracket C_p(f)"]
     return accountants, notes

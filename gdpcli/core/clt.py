@@ -49,6 +49,7 @@ _LAPLACE_SLACK = 1e-13
 # Safety margins on a delta upper bound from the band (cover rounding in its closed form).
 _DELTA_MARGIN = 1e-12
 _DELTA_ABSOLUTE = 1e-15
+_LOG_MAX = math.log(np.finfo(float).max)  # e^x overflows beyond it (_expm1)
 # Quadrature must reach this relative accuracy (estimated by QUADPACK) or a ComputationError is raised.
 _QUAD_RTOL = 1e-11
 _QUAD_MAX_REL_ERROR = 1e-8
@@ -150,26 +151,36 @@ class Divergences:
         kl = -int_0^1 log|f'(x)| dx (GDP paper Sec. 3.2),   chi2 = int_0^1 |f'(x)|^{-1} dx - 1 = e^{D_2} - 1,
         hellinger = 1 - int_0^1 |f'(x)|^{1/2} dx = 1/2 int (sqrt p - sqrt q)^2 (the convention with 1/2).
 
-    `exact` says whether they are closed forms (else a quadrature, an approximation)."""
+    `exact` says whether they are closed forms (else a quadrature, an approximation); `finite` whether kl
+    and chi2 are (then an inf is one beyond the float range, e.g. chi2 = e^{mu^2} - 1 at mu 2e5)."""
 
     kl: float
     chi2: float
     hellinger: float
     exact: bool = True
+    finite: bool = True
 
     def composed(self, times: int) -> Divergences:
-        """Of the `times`-fold product pair: kl adds, 1 + chi2 and 1 - hellinger multiply."""
-        return Divergences(
-            times * self.kl,
-            float(np.expm1(times * np.log1p(self.chi2))),
-            float(-np.expm1(times * np.log1p(-self.hellinger))),
-            self.exact,
-        )
+        """Of the `times`-fold product pair: kl adds, 1 + chi2 and 1 - hellinger multiply (a product beyond
+        the floats is inf, and hellinger 1 stays 1)."""
+        with np.errstate(over="ignore", divide="ignore"):
+            return Divergences(
+                times * self.kl,
+                float(np.expm1(times * np.log1p(self.chi2))),
+                float(-np.expm1(times * np.log1p(-self.hellinger))),
+                self.exact,
+                self.finite,
+            )
+
+
+def _expm1(x: float) -> float:
+    """e^x - 1, +inf where it passes the floats (math.expm1 raises OverflowError there: chi2 of mu 2e5)."""
+    return math.expm1(x) if x < _LOG_MAX else math.inf
 
 
 def gaussian_divergences(mu: float) -> Divergences:
     """(N(0, 1), N(mu, 1)): kl = mu^2 / 2, chi2 = e^{mu^2} - 1, hellinger = 1 - e^{-mu^2 / 8}."""
-    return Divergences(0.5 * mu * mu, math.expm1(mu * mu), -math.expm1(-mu * mu / 8.0))
+    return Divergences(0.5 * mu * mu, _expm1(mu * mu), -math.expm1(-mu * mu / 8.0))
 
 
 def eps_delta_divergences(epsilon: float, delta: float) -> Divergences:
@@ -177,13 +188,12 @@ def eps_delta_divergences(epsilon: float, delta: float) -> Divergences:
     (1-delta)/(1+e^eps), 0), Q its mirror image. kl = eps tanh(eps/2) and chi2 = 4 sinh^2(eps/2) when
     delta = 0 (the atom of P where Q has none makes both infinite otherwise);
     hellinger = 1 - (1 - delta) / cosh(eps/2)."""
+    half = 0.5 * epsilon
+    cosh = math.cosh(half) if half < _LOG_MAX else math.inf
     if delta > 0.0:
-        return Divergences(math.inf, math.inf, 1.0 - (1.0 - delta) / math.cosh(0.5 * epsilon))
-    return Divergences(
-        epsilon * math.tanh(0.5 * epsilon),
-        4.0 * math.sinh(0.5 * epsilon) ** 2,
-        1.0 - 1.0 / math.cosh(0.5 * epsilon),
-    )
+        return Divergences(math.inf, math.inf, 1.0 - (1.0 - delta) / cosh, finite=False)
+    sinh_squared = math.sinh(half) ** 2 if half < 0.5 * _LOG_MAX else math.inf
+    return Divergences(epsilon * math.tanh(half), 4.0 * sinh_squared, 1.0 - 1.0 / cosh)
 
 
 def laplace_divergences(epsilon: float) -> Divergences:
@@ -191,7 +201,7 @@ def laplace_divergences(epsilon: float) -> Divergences:
     (Mironov 2017 Table II at order 2), hellinger = 1 - (1 + eps/2) e^{-eps/2} (int sqrt(pq) piecewise)."""
     return Divergences(
         epsilon + math.expm1(-epsilon),
-        (2.0 * math.expm1(epsilon) + math.expm1(-2.0 * epsilon)) / 3.0,
+        (2.0 * _expm1(epsilon) + math.expm1(-2.0 * epsilon)) / 3.0,
         1.0 - (1.0 + 0.5 * epsilon) * math.exp(-0.5 * epsilon),
     )
 

@@ -129,12 +129,19 @@ def cyclic_rdp_rho(step_mu: float, gap: float, batches: int, epochs: int) -> flo
 
         rho = step_mu^2 / 2 (1 + c^{l-2} (1 - c^2)(1 - c^{l(E-1)}) / (1 - c^l)^2).
 
-    Rounded up like mu.
+    Rounded up like mu. The fraction is taken as c^{l-2} (1 - c^2) / (1 - c^l) times (1 - c^{l(E-1)}) /
+    (1 - c^l), two ratios of small numbers, not over the square (1 - c^l)^2, which underflows to 0 for a
+    gap near 1e-300 (0 / 0: an internal error a fuzz walk found); where log c rounds to 0 it is the limit
+    c -> 1, 2 (E - 1) / l.
     """
     log_c = math.log1p(-gap)
-    carried = _one_minus_power(log_c, np.asarray(batches * (epochs - 1.0)))
-    ratio = _power(log_c, np.asarray(batches - 2.0)) * gap * (2.0 - gap) * carried
-    rho = 0.5 * step_mu**2 * (1.0 + ratio / _one_minus_power(log_c, np.asarray(float(batches))) ** 2)
+    if log_c == 0.0:
+        fraction = 2.0 * (epochs - 1.0) / batches
+    else:
+        whole = _one_minus_power(log_c, np.asarray(float(batches)))
+        carried = _one_minus_power(log_c, np.asarray(batches * (epochs - 1.0))) / whole
+        fraction = _power(log_c, np.asarray(batches - 2.0)) * gap * (2.0 - gap) / whole * carried
+    rho = 0.5 * step_mu**2 * (1.0 + fraction)
     return float(rho) * (1.0 + MU_ROUND_UP)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, infinite
 
 
 @mp.workdps(30)
@@ -199,3 +199,26 @@ def test_total_variation_with_group(gdpcli) -> None:
     with mp.workdps(30):
         assert row["tv"] == pytest.approx(float(2 * mp.ncdf(1) - 1), rel=1e-12)
         assert (row["guarantee"], row["group"]) == ("exact", 2)
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ("gaussian:sigma=1e-5,sens=2,times=10", "finite but beyond the float range"),  # e^{4e11} - 1
+        ("dp:eps=1500", "finite but beyond the float range"),  # 4 sinh^2(750)
+        ("gaussian:sigma=0.01,times=100000000", "finite but beyond the float range"),  # (1 + chi2)^1e8 - 1
+        ("dp:eps=1500,delta=0.1", "the true chi2 is infinite"),  # P has an atom where Q has none
+    ],
+)
+def test_chi2_beyond_the_floats_is_inf_with_the_reason_why(gdpcli, spec: str, reason: str) -> None:
+    """chi2 = e^{mu^2} - 1 at mu = 2e5 passes the floats (math.expm1 raised OverflowError: an internal
+    error a fuzz walk found), as 4 sinh^2(eps / 2) does at eps 1500 and a product (1 + chi2)^T at T 1e8:
+    inf, with a reason that says the true value is finite; (eps, delta)-DP with delta > 0 has a truly
+    infinite chi2. No warning reaches stderr; the squared Hellinger distance there is 1 to the float."""
+    outcome = gdpcli("convert", spec, "--to", "chi2", "-f", "json")
+    assert outcome.code == 0 and "Warning" not in outcome.stderr
+    [row] = outcome.json()["rows"]
+    assert infinite(row, "chi2") and reason in row["reason"]
+    hellinger = gdpcli("convert", spec, "--to", "hellinger", "-f", "json")
+    assert hellinger.code == 0 and "Warning" not in hellinger.stderr
+    assert hellinger.json()["rows"][0]["hellinger"] == 1.0

@@ -505,3 +505,27 @@ def test_large_epsilon_stays_exact(gdpcli) -> None:
     ):
         result = gdpcli("subsample", *args, "-f", "csv")
         assert result.code == 0 and "nan" not in result.stdout and "inf" not in result.stdout
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "fixed"])
+def test_beta_of_one_subsampled_discrete_gaussian_is_bracketed_by_the_pld(gdpcli, sampling: str) -> None:
+    """One discrete Gaussian step has an exact profile of C_p(f) but no closed form of C_p(f) itself (its
+    loss is unbounded, so the Laplace bracket has no grid to use: an internal error found by a fuzz walk).
+    beta comes as the PLD's rigorous bounds, and the upper one lies above every supporting line
+    1 - delta(eps) - e^eps alpha of the exact profile printed by the same command (conjugacy: the true
+    beta is above them all)."""
+    epsilons = [0.0, 0.05, 0.1, 0.2, 0.4, 0.8]
+    outcome = gdpcli(
+        "subsample", "dgauss:sigma=3", "--rate", "0.1", "--sampling", sampling, "--alpha", "0,0.01,0.1,0.5",
+        "--epsilon", ",".join(map(str, epsilons)), "-f", "json",
+    )  # fmt: skip
+    assert outcome.code == 0, outcome.stderr
+    found = rows(outcome)
+    deltas = [r["delta"] for r in found if r.get("delta") is not None and r["guarantee"] == "exact"]
+    assert len(deltas) == len(epsilons)
+    for alpha in (0.0, 0.01, 0.1, 0.5):
+        at = [r for r in found if r.get("alpha") == alpha]
+        (lower,) = [r["beta"] for r in at if r["guarantee"] == "lower_bound"]
+        (upper,) = [r["beta"] for r in at if r["guarantee"] == "upper_bound"]
+        lines = [1 - d - math.exp(e) * alpha for e, d in zip(epsilons, deltas, strict=True)]
+        assert lower <= upper <= 1 - alpha and upper >= max(lines) - 1e-12

@@ -144,3 +144,13 @@ def test_bounds_grow_with_the_contraction_factor() -> None:
     ):
         values = np.array([bound(g) for g in gaps])
         assert np.all(np.diff(values) <= 0)
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-300, 1e-200])
+def test_the_rdp_rho_at_a_vanishing_gap_is_its_limit(gap: float) -> None:
+    """As c = 1 - gap -> 1 the RDP rho tends to step_mu^2 / 2 (1 + 2 (E - 1) / l) ((1 - c^2) ~ 2 gap,
+    (1 - c^{l(E-1)}) ~ l (E - 1) gap, (1 - c^l)^2 ~ l^2 gap^2); at a gap of 1e-300 the square underflowed
+    and the rho was 0 / 0 (a fuzz walk's noisy-gd with strong convexity 1e-300)."""
+    limit = 0.5 * 0.5**2 * (1.0 + 2.0 * 49 / 40) * (1.0 + li.MU_ROUND_UP)
+    assert li.cyclic_rdp_rho(0.5, gap, 40, 50) == pytest.approx(limit, rel=1e-12)
+    assert li.cyclic_rdp_rho(0.5, 1e-6, 40, 50) <= li.cyclic_rdp_rho(0.5, gap, 40, 50)
