@@ -148,7 +148,7 @@ def _log_inside(epsilon: np.ndarray, m: np.ndarray, sigma: float, sens: int, tab
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         first = -np.square(m) / s2 - tab.log_z + _log1m_exp(epsilon - (sens * sens - 2.0 * sens * m) / s2)
         rest = log_a + _log1m_exp(np.where(np.isneginf(epsilon), -np.inf, epsilon + log_b - log_a))
-    return np.logaddexp(first, rest)
+        return np.logaddexp(first, rest)  # (nan where sigma is too small for the table: callers refuse it)
 
 
 def _log1m_exp(x: np.ndarray) -> np.ndarray:

@@ -141,7 +141,7 @@ def cyclic_rdp_rho(step_mu: float, gap: float, batches: int, epochs: int) -> flo
         whole = _one_minus_power(log_c, np.asarray(float(batches)))
         carried = _one_minus_power(log_c, np.asarray(batches * (epochs - 1.0))) / whole
         fraction = _power(log_c, np.asarray(batches - 2.0)) * gap * (2.0 - gap) / whole * carried
-    rho = 0.5 * step_mu**2 * (1.0 + fraction)
+    rho = 0.5 * step_mu * step_mu * (1.0 + fraction)  # (inf, not OverflowError, past the floats)
     return float(rho) * (1.0 + MU_ROUND_UP)
 
 

@@ -476,9 +476,12 @@ def _optimal_epsilon(order: np.ndarray, rdp_epsilon: np.ndarray, delta: np.ndarr
     above the root). Safeguarded Newton with the envelope derivative; a Newton step below 1e-14 of eps, or
     a gap below the floating-point error of gamma, counts as converged. The root is then rounded up by
     3 gamma_error / slope (covering the error of gamma at the root) plus a relative 1e-11, and capped by
-    Lemma 1 (a valid closed form), so the result never exceeds the other conversions.
+    Lemma 1 (a valid closed form), so the result never exceeds the other conversions. An infinite eps_R
+    (a curve beyond the floats: noisy-gd at Lipschitz constant 1e300) gives eps inf.
     """
     order, rdp_epsilon, delta = np.broadcast_arrays(order, rdp_epsilon, delta)
+    infinite = np.isposinf(rdp_epsilon)  # (eps inf; solved at 0 so that Newton meets no infinite bracket)
+    rdp_epsilon = np.where(infinite, 0.0, rdp_epsilon)
     theorem3 = _memo_last(lambda epsilon: _theorem3(order, epsilon, delta))
 
     def gap(epsilon: np.ndarray) -> np.ndarray:
@@ -498,7 +501,8 @@ def _optimal_epsilon(order: np.ndarray, rdp_epsilon: np.ndarray, delta: np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         root = bracketed_newton(gap, slope, lo, np.where(solved_at_lo, lo, hi), rtol=1e-15)
         margin = _margin(theorem3(root), slope(root)) + _OPTIMAL_ROUND_UP * root
-    return np.where(order * delta >= 1.0, lemma1, np.fmin(root + margin, lemma1))
+    found = np.where(order * delta >= 1.0, lemma1, np.fmin(root + margin, lemma1))
+    return np.where(infinite, np.inf, found)
 
 
 _EPSILON_CONVERSIONS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {

@@ -7,6 +7,7 @@ import io
 import math
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -292,3 +293,12 @@ def test_lemma2_when_the_minimiser_is_below_the_paper_grid(gdpcli) -> None:
         exact = mp.findroot(delta, (mp.mpf(40000), mp.mpf(60000)), solver="bisect")
         assert (row["guarantee"], row["order"]) == ("upper_bound", pytest.approx(1.499995))
         assert row["epsilon"] >= lemma1["epsilon"] >= float(exact)
+
+
+def test_a_discrete_gaussian_too_narrow_for_the_pld_is_refused_without_warnings(gdpcli) -> None:
+    """sigma 1e-5: the profile's table leaves nan where logaddexp met inf - inf, which numpy warned about on
+    stderr (a fuzz walk found it); the refusal itself stands: one line, exit 1, no warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = gdpcli("convert", "dgauss:sigma=1e-5,p=0.01x2", "--epsilon", "0", "--method", "pld")
+    assert outcome.code == 1 and outcome.stderr.count("\n") == 1 and not caught

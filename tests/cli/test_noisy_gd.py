@@ -158,3 +158,16 @@ def test_missing_option(gdpcli) -> None:
 def test_help_has_examples(gdpcli) -> None:
     outcome = gdpcli("noisy-gd", "--help")
     assert outcome.code == 0 and "Examples" in outcome.stdout and "--strong-convexity" in outcome.stdout
+
+
+def test_a_lipschitz_constant_beyond_the_floats_is_refused_in_one_line(gdpcli) -> None:
+    """At Lipschitz constant 1e300 the step's mu squared passes the floats: the RDP rho raised
+    OverflowError and the optimal conversion met an infinite bracket (internal errors a fuzz walk found).
+    Now the RDP curve is infinite, and the command says so in one line, exit 1."""
+    outcome = gdpcli(
+        "noisy-gd", "--dataset-size", "1000", "--epochs", "1", "--batch-size", "100", "--step-size", "0.05",
+        "--strong-convexity", "0.5", "--smoothness", "32.502", "--lipschitz", "1e300", "--sigma", "0.02",
+        "--delta", "1e-5", "--conversion", "optimal", "-f", "json",
+    )  # fmt: skip
+    assert outcome.code == 1 and outcome.stderr.count("\n") == 1
+    assert outcome.stderr.startswith("gdpcli: error: the RDP curve is infinite")
