@@ -562,6 +562,50 @@ REGRESSIONS: list[tuple[Args, int]] = [
         ],
         2,
     ),
+    (
+        [
+            *("risk", "--sampling-rate", "1e-300", "--steps", "639", "--sampling", "shuffle"),
+            *(
+                "--noise-multiplier",
+                "0.24",
+                "--fpr",
+                "1e-3",
+                "--method",
+                "all",
+                "--accuracy",
+                "0.05",
+                "-f",
+                "csv",
+            ),
+        ],
+        2,
+    ),
+    (
+        [
+            *("subsample", "dgauss:sigma=3", "--rate", "0.1", "--sampling", "fixed", "--alpha", "0,0,0.1"),
+            *("--method", "auto", "--accuracy", "0.05", "-f", "json", "-v"),
+        ],
+        0,
+    ),
+    (["convert", "gaussian:sigma=1e-5,sens=2,times=10", "--to", "hellinger", "-f", "json"], 0),
+    (["convert", "dgauss:sigma=1e-5,p=0.01x2", "--epsilon", "0", "--method", "pld", "-f", "table"], 1),
+    (
+        [
+            *("noisy-gd", "--dataset-size", "60000", "--epochs", "1", "--batch-size", "1500", "--step-size"),
+            *("0.05", "--strong-convexity", "1e-300", "--smoothness", "0.01", "--lipschitz", "1", "--sigma"),
+            *("0.01", "--delta", "1e-5,1e-5,1e-5", "--conversion", "classic", "-f", "json"),
+        ],
+        0,
+    ),
+    (
+        [
+            *("noisy-gd", "--dataset-size", "1000", "--epochs", "1", "--batch-size", "100", "--step-size"),
+            *("0.05", "--strong-convexity", "0.5", "--smoothness", "32.502", "--lipschitz", "1e300"),
+            *("--sigma", "0.02", "--delta", "1e-5:1e-5:3", "--conversion", "optimal", "--max-epsilon", "5"),
+            *("-f", "json"),
+        ],
+        1,
+    ),
 ]
 """Command lines that once failed (a warning, an internal error, an undecided or unexplained answer), with
 the exit code each must give."""
