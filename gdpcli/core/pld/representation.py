@@ -164,11 +164,11 @@ class DiscretePLD:
         """This PLD with the tables its queries read (losses, suffix sums, the grid's profile) computed now,
         e.g. on the worker thread that composed it rather than by the first query (they cost about as much
         as a tenth of the composition). Returns self."""
-        _ = self._bounded_losses, self._negated_grid_profile
+        _ = self._padded_losses, self._negated_grid_profile
         return self
 
     @cached_property
-    def _bounded_losses(self) -> np.ndarray:
+    def _padded_losses(self) -> np.ndarray:
         """The losses with +inf after the last (eps_n, past the grid), computed once: queries index them."""
         return np.append(self.losses, np.inf)
 
@@ -207,7 +207,7 @@ class DiscretePLD:
         epsilon = np.asarray(epsilon, dtype=float)
         s0, r = self._suffix_sums
         j = np.searchsorted(self.losses, epsilon, side="right")
-        above = self._bounded_losses[j]  # eps_j (inf past the grid, where R[n] = 0)
+        above = self._padded_losses[j]  # eps_j (inf past the grid, where R[n] = 0)
         with np.errstate(over="ignore", invalid="ignore"):
             value = s0[j] - np.where(r[j] > 0.0, np.exp(epsilon - above) * r[j], 0.0) + self.infinity_mass
         value = np.where(np.isposinf(epsilon), self.infinity_mass, value)
@@ -257,7 +257,7 @@ class DiscretePLD:
         s0, r = self._suffix_sums
         negated = self._negated_grid_profile  # -delta(eps_k)
         first = np.searchsorted(negated, -delta, side="left")  # first k with delta(eps_k) <= delta
-        losses = self._bounded_losses
+        losses = self._padded_losses
         with np.errstate(divide="ignore", invalid="ignore"):
             eps = losses[first] + np.log((s0[first] + self.infinity_mass - delta) / r[first])
         eps = np.where(first < negated.size, np.minimum(eps, losses[first]), eps)
