@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from gdpcli.core.pld.convolution import Convolved, Norms, _l2, _log_tilted, fft_error, fft_work, merged
 from gdpcli.core.pld.representation import DiscretePLD, RoundOff, Tails, _check_size
@@ -62,24 +63,35 @@ def _gathered(pld: DiscretePLD) -> tuple[_Losses, _Losses]:
         return every, _Losses(np.log(mass), np.where(mass > 0, mean, pld.losses[starts]))
 
 
-def _log_mgf(of: _Losses, slope: float) -> float:
-    """log sum_k m_k e^{s eps_k}, the moment generating function of the masses at s."""
-    exponents = of.log_masses + slope * of.losses
-    top = float(np.max(exponents))
-    return top + math.log(float(np.exp(exponents - top).sum())) if np.isfinite(top) else -math.inf
+def _log_mgf(of: _Losses, slope: ArrayLike) -> np.ndarray:
+    """log sum_k m_k e^{s eps_k}, the moment generating function of the masses, at each s of an array
+    (one row of exponents an s)."""
+    exponents = of.log_masses + np.multiply.outer(slope, of.losses)
+    top = np.max(exponents, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # (-inf - -inf where every mass is 0)
+        summed = np.exp(exponents - top).sum(axis=-1)
+    return np.where(np.isfinite(top[..., 0]), top[..., 0] + np.log(summed), -np.inf)
 
 
 def _golden(value: Callable[[float], float], low: float, high: float, start: float) -> tuple[float, float]:
-    """(s, value(s)) at the smallest value found from `start` by golden section on [low, high] (every s
-    gives a valid bound: the search only tightens it)."""
-    found, at = value(start), start
+    """(s, value(s)) at the smallest value found from `start` by golden section on [low, high], one new
+    point a step (every s gives a valid bound: the search only tightens it)."""
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    left, right = high - ratio * (high - low), low + ratio * (high - low)
+    at_left, at_right = value(left), value(right)
+    seen = [(value(start), start), (at_left, left), (at_right, right)]
     for _ in range(_REFINEMENTS):
-        left, right = high - ratio * (high - low), low + ratio * (high - low)
-        at_left, at_right = value(left), value(right)
-        if min(at_left, at_right) < found:
-            found, at = (at_left, left) if at_left <= at_right else (at_right, right)
-        low, high = (low, right) if at_left <= at_right else (left, high)
+        if at_left <= at_right:
+            high, right, at_right = right, left, at_left
+            left = high - ratio * (high - low)
+            at_left = value(left)
+            seen.append((at_left, left))
+        else:
+            low, left, at_left = left, right, at_right
+            right = low + ratio * (high - low)
+            at_right = value(right)
+            seen.append((at_right, right))
+    found, at = min(seen)
     return at, found
 
 
@@ -88,20 +100,21 @@ def _edges(pld: DiscretePLD, times: int, tails: Tails, tilt: float) -> tuple[flo
     tails.above (Chernoff: P(S >= x) <= e^{T K(s) - s x}, P(S <= x) <= e^{T K(-s) + s x} for s > 0, K the
     log moment generating function of one copy's finite masses), and with a tilt t also its tilted mass
     outside at most _ALIAS of the tilted total (the same for K(t +- s) - K(t)). The s is searched on the
-    blocks' approximation of K (_gathered) over _SLOPES and refined on K itself, which gives the edge."""
+    blocks' approximation of K (_gathered) over _SLOPES (in one pass) and refined on K itself, which
+    gives the edge."""
     every, blocks = _gathered(pld)
     margin = 1e-6  # the bounds' own rounding: log tau is taken this much lower
 
     def edge(base: float, sign: float, log_tail: float) -> float:
-        def bound(s: float, of: _Losses) -> float:
-            centre = _log_mgf(of, base) if base else 0.0
-            return (times * (_log_mgf(of, base + sign * s) - centre) - log_tail) / s
+        def bound_on(of: _Losses) -> Callable[[ArrayLike], np.ndarray]:
+            centre = float(_log_mgf(of, base)) if base else 0.0
+            return lambda s: (times * (_log_mgf(of, base + sign * np.asarray(s)) - centre) - log_tail) / s
 
-        values = [bound(float(s), blocks) for s in _SLOPES]
-        best = int(np.argmin(values))
+        on_blocks, on_every = bound_on(blocks), bound_on(every)
+        best = int(np.argmin(on_blocks(_SLOPES)))
         low, high = float(_SLOPES[max(best - 1, 0)]), float(_SLOPES[min(best + 1, _SLOPES.size - 1)])
-        guess, _ = _golden(lambda s: bound(s, blocks), low, high, float(_SLOPES[best]))
-        _, found = _golden(lambda s: bound(s, every), 0.25 * guess, 4.0 * guess, guess)
+        guess, _ = _golden(lambda s: float(on_blocks(s)), low, high, float(_SLOPES[best]))
+        _, found = _golden(lambda s: float(on_every(s)), 0.25 * guess, 4.0 * guess, guess)
         return sign * found
 
     high = edge(0.0, 1.0, math.log(tails.above) - margin)
