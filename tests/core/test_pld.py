@@ -843,7 +843,7 @@ def test_a_tiny_work_budget_stops_on_the_first_grid(monkeypatch: pytest.MonkeyPa
     components, accuracy = [(gaussian(0.7), 100)], 1e-4
     monkeypatch.setattr(refinement, "work_budget", lambda accuracy: 1.0)
     runs = [pld.epsilon_bounds(components, 1e-5, accuracy=accuracy) for _ in range(2)]
-    first = pld.initial_interval(components, accuracy)
+    first = pld.epsilon_interval(components, accuracy, 1e-5)
     work = pld.compose_all(components, first, pld.MAX_POINTS).work()
     exact = _mp_gdp_epsilon(7.0, 1e-5)
     assert runs[0] == runs[1]
@@ -861,7 +861,7 @@ def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     for clock in ("monotonic", "perf_counter", "time"):
         monkeypatch.setattr(time, clock, lambda: float(next(hours)))
     rushed = pld.epsilon_bounds(components, 1e-5, accuracy=accuracy)
-    assert calm.reached and calm.interval < pld.initial_interval(components, accuracy) / 2
+    assert calm.reached and calm.interval < pld.epsilon_interval(components, accuracy, 1e-5) / 2
     assert rushed == calm
 
 
