@@ -13,17 +13,7 @@ import pytest
 from tests.conftest import REFERENCE, infinite, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
-RUN = (
-    "sgd",
-    "--dataset-size",
-    "60000",
-    "--batch-size",
-    "256",
-    "--noise-multiplier",
-    "1.1",
-    "--delta",
-    "1e-5",
-)
+RUN = tuple("sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --delta 1e-5".split())
 EPOCHS = (*RUN, "--epochs", "60")
 # The GDP paper's NoisySGD scales the noise to the replace-one sensitivity 2C (its Sec. 5: N(0, sigma^2
 # 4C^2/m^2)), so its sigma = 1.1 with fixed-size batches is --sensitivity 1 under gdpcli's std / C.
