@@ -125,6 +125,12 @@ class Outcome:
         return json.loads(self.stdout)
 
 
+def rows_of(outcome: Outcome) -> list[dict[str, Any]]:
+    """The rows of a command's JSON output, once it has exited 0 (else its stderr is the failure)."""
+    assert outcome.code == 0, outcome.stderr
+    return outcome.json()["rows"]
+
+
 @pytest.fixture
 def gdpcli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
     """Run the real CLI in-process: gdpcli("convert", "gdp:mu=1", "--delta", "1e-5") -> Outcome."""

@@ -23,11 +23,7 @@ from gdpcli.core.matrix_mechanism import (
     min_sep_squared_sensitivity,
     tree_height,
 )
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
+from tests.conftest import rows_of
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:

@@ -14,10 +14,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
+from tests.conftest import rows_of
 
 
 def by(rows: list[dict], measure: str, guarantee: str) -> list[dict]:

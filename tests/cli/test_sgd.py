@@ -10,7 +10,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from tests.conftest import REFERENCE, infinite, safe_side_of
+from tests.conftest import REFERENCE, infinite, rows_of, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
 RUN = tuple("sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --delta 1e-5".split())
@@ -18,11 +18,6 @@ EPOCHS = (*RUN, "--epochs", "60")
 # The GDP paper's NoisySGD scales the noise to the replace-one sensitivity 2C (its Sec. 5: N(0, sigma^2
 # 4C^2/m^2)), so its sigma = 1.1 with fixed-size batches is --sensitivity 1 under gdpcli's std / C.
 PAPER_FIXED = ("--sampling", "fixed", "--sensitivity", "1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def by_guarantee(rows: list[dict]) -> dict[str, dict]:

@@ -10,12 +10,9 @@ import math
 
 import pytest
 
+from tests.conftest import rows_of
+
 DATA = ("--dataset-size", "60000", "--noise-multiplier", "1.1", "--delta", "1e-5")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 @pytest.mark.parametrize("sampling", ["poisson", "fixed"])

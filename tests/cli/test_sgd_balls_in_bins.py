@@ -11,14 +11,9 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, rows_of
 
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 @at_least_digits(30)

@@ -17,13 +17,9 @@ import pytest
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.cyclic_poisson import participations
 from gdpcli.events import Run, Sampling
+from tests.conftest import rows_of
 
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def jax_privacy_event(sigma: float, steps: int, bands: int, p: float) -> dpa.DpEvent:

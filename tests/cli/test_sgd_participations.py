@@ -9,14 +9,10 @@ from __future__ import annotations
 import pytest
 
 from gdpcli import account, events
+from tests.conftest import rows_of
 
 # --accuracy 0.05: coarser lattices than the default keep the file fast; the bounds stay rigorous
 RUN = ("sgd", "--dataset-size", "1000", "--noise-multiplier", "1", "--delta", "1e-5", "--accuracy", "0.05")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def test_rows_print_participations_and_rounds(gdpcli) -> None:

@@ -12,12 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import rows_of
+
 PLAIN = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1.1", "--delta", "1e-5")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def epsilons(outcome) -> list[tuple[float, str]]:

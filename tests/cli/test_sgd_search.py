@@ -17,16 +17,12 @@ import pytest
 from gdpcli import account, dp_events, events
 from gdpcli.errors import InputError
 from tests.cli.test_sgd import EPOCHS as MNIST  # 60 epochs of MNIST at delta 1e-5
+from tests.conftest import rows_of
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.rdp import rdp_privacy_accountant as ra  # noqa: E402
 
 SMALL = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "1000")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def dp_accounting_epsilon(

@@ -13,15 +13,10 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, rows_of
 
 # N = 1000 examples, batches of B = 100: b = 10 steps per epoch; 3 epochs = 30 steps.
 RUN = ("sgd", "--dataset-size", "1000", "--batch-size", "100", "--sampling", "shuffle")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def by_method(rows: list[dict]) -> dict[str, dict]:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import rows_of
+
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def test_a_cap_no_batch_reaches_is_plain_poisson(gdpcli) -> None:
