@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tests.conftest import rows_of
+from tests.conftest import one_line_error, rows_of
 
 DATA = ("--dataset-size", "60000", "--noise-multiplier", "1.1", "--delta", "1e-5")
 
@@ -71,9 +71,7 @@ def test_calibrated_noise_is_that_of_the_logical_batch(gdpcli) -> None:
     ],
 )
 def test_bad_accumulation_exits_2_in_one_line(gdpcli, options: tuple[str, ...], named: str) -> None:
-    outcome = gdpcli("sgd", *DATA, "--steps", "10", *options)
-    assert outcome.code == 2 and named in outcome.stderr
-    assert outcome.stderr.startswith("gdpcli: error:") and len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli("sgd", *DATA, "--steps", "10", *options), 2, named)
 
 
 def test_accumulation_needs_the_micro_batch_not_a_rate(gdpcli) -> None:

@@ -17,7 +17,7 @@ import pytest
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.cyclic_poisson import participations
 from gdpcli.events import Run, Sampling
-from tests.conftest import rows_of
+from tests.conftest import one_line_error, rows_of
 
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
 
@@ -110,9 +110,7 @@ def test_cli_and_library_agree(gdpcli) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
-    outcome = gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra)
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra), 2, message)
 
 
 def test_runs_need_whole_cycles(gdpcli) -> None:
