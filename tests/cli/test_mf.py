@@ -239,12 +239,8 @@ def test_a_given_column_norm_says_what_it_assumes(gdpcli) -> None:
 
 
 def test_cli_and_library_agree(gdpcli) -> None:
-    rows = rows_of(
-        gdpcli(
-            "mf", "--strategy", "banded", "--bands", "4", "--sampling-rate", "0.05", "--steps", "400",
-            "--noise-multiplier", "1", "--delta", "1e-5", "-f", "json",
-        )
-    )  # fmt: skip
+    run = ("--sampling-rate", "0.05", "--steps", "400", "--noise-multiplier", "1", "--delta", "1e-5")
+    rows = rows_of(gdpcli("mf", "--strategy", "banded", "--bands", "4", *run, "-f", "json"))
     mechanism = mf.banded(1.0, 4, RunLength(sampling_rate=0.05, steps=400))
     [found] = mf.plan(mechanism, "auto", accuracy=1e-3)
     assert [row["epsilon"] for row in rows] == [f.values[0] for f in found[1].epsilon(np.array([1e-5]))]

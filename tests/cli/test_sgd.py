@@ -234,18 +234,8 @@ def test_target_with_epochs_counts_what_fits(gdpcli) -> None:
 
 def test_target_all_gdp(gdpcli) -> None:
     # s = 20, delta 1e-5, epsilon 6: exact GDP 685 steps; rdp (any conversion) fewer
-    args = (
-        "sgd",
-        "--sampling-rate",
-        "1",
-        "--noise-multiplier",
-        "20",
-        "--delta",
-        "1e-5",
-        "--target-epsilon",
-        "6",
-    )
-    rows = rows_of(gdpcli(*args, "--method", "all", "-f", "json"))
+    run = ("--sampling-rate", "1", "--noise-multiplier", "20", "--delta", "1e-5")
+    rows = rows_of(gdpcli("sgd", *run, "--target-epsilon", "6", "--method", "all", "-f", "json"))
     steps = {row["method"]: row["steps"] for row in rows}
     assert steps["gdp"] == 685
     assert 600 <= steps["rdp-optimal"] <= 685

@@ -45,18 +45,7 @@ def test_budget_counts_logical_and_physical_steps(gdpcli) -> None:
 
 
 def test_calibrated_noise_is_that_of_the_logical_batch(gdpcli) -> None:
-    query = (
-        "calibrate",
-        "sgd",
-        "--dataset-size",
-        "60000",
-        "--epochs",
-        "2",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-5",
-    )
+    query = ("calibrate", "sgd", *DATA[:2], "--epochs", "2", "--epsilon", "1", "--delta", "1e-5")
     [logical] = rows_of(gdpcli(*query, "--batch-size", "256", "-f", "json"))
     [micro] = rows_of(gdpcli(*query, "--batch-size", "64", "--accumulation-steps", "4", "-f", "json"))
     assert micro["noise_multiplier"] == logical["noise_multiplier"] and micro["steps"] == logical["steps"]

@@ -90,12 +90,8 @@ def test_the_rate_is_within_the_active_part(gdpcli) -> None:
 
 def test_cli_and_library_agree(gdpcli) -> None:
     """`gdpcli sgd` prints the figures of accounting.dpsgd.figures for the same run."""
-    rows = rows_of(
-        gdpcli(
-            "sgd", "--sampling-rate", "0.05", "--noise-multiplier", "1", "--steps", "400", "--delta", "1e-5",
-            "--sampling", "cyclic-poisson", "--bands", "4", "-f", "json",
-        )
-    )  # fmt: skip
+    options = ("--sampling-rate", "0.05", "--noise-multiplier", "1", "--steps", "400", "--delta", "1e-5")
+    rows = rows_of(gdpcli("sgd", *options, "--sampling", "cyclic-poisson", "--bands", "4", "-f", "json"))
     run = Run(0.05, 400, 1.0, Sampling.CYCLIC_POISSON, bands=4)
     assert [row["epsilon"] for row in rows] == [f.values[0] for f in dpsgd.figures(run, 1e-5, "auto")]
 
