@@ -137,6 +137,7 @@ def one_line_error(outcome: Outcome, code: int, *words: str) -> None:
     assert outcome.code == code, outcome.stderr
     assert code != 2 or outcome.stdout == "", outcome.stdout
     assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert "Traceback" not in outcome.stderr
     for word in words:
         assert word in outcome.stderr, outcome.stderr
 

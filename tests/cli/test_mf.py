@@ -23,7 +23,7 @@ from gdpcli.core.matrix_mechanism import (
     min_sep_squared_sensitivity,
     tree_height,
 )
-from tests.conftest import rows_of
+from tests.conftest import one_line_error, rows_of
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
@@ -271,9 +271,7 @@ def bad_file(tmp_path, text: str) -> str:
     ],
 )
 def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
-    outcome = gdpcli(*BANDED, *extra)
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(gdpcli(*BANDED, *extra), 2, message)
 
 
 @pytest.mark.parametrize(
@@ -290,9 +288,9 @@ def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
 )
 def test_bad_strategy_files(gdpcli, tmp_path, text, message) -> None:
     path = bad_file(tmp_path, text)
-    outcome = gdpcli(*BANDED, "--bands", "2", "--strategy-file", path, "--sampling-rate", "0.5")
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(
+        gdpcli(*BANDED, "--bands", "2", "--strategy-file", path, "--sampling-rate", "0.5"), 2, message
+    )
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from tests.conftest import rows_of
+from tests.conftest import one_line_error, rows_of
 
 # BSA24's regularized logistic regression on MNIST (the authors' table_acc_lr.py): 60000 examples in 40
 # cyclic batches of 1500, eta 0.05, L2 penalty 0.002 (m), gradients clipped at 5 (L), noise std 0.01 on the
@@ -146,10 +146,7 @@ def _replaced(option: str, value: str) -> list[str]:
     ],
 )
 def test_bad_input(gdpcli, option: str, value: str, message: str) -> None:
-    outcome = gdpcli(*_replaced(option, value))
-    assert outcome.code == 2 and outcome.stdout == ""
-    assert outcome.stderr.count("\n") == 1 and outcome.stderr.startswith("gdpcli: error: ")
-    assert message in outcome.stderr
+    one_line_error(gdpcli(*_replaced(option, value)), 2, message)
 
 
 def test_missing_option(gdpcli) -> None:

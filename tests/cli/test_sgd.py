@@ -10,7 +10,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from tests.conftest import REFERENCE, infinite, rows_of, safe_side_of
+from tests.conftest import REFERENCE, infinite, one_line_error, rows_of, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
 RUN = tuple("sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --delta 1e-5".split())
@@ -360,10 +360,7 @@ RUN_Q = "--noise-multiplier 1 --steps 10 --sampling-rate 0.1"  # a small run giv
     ],
 )
 def test_bad_input(gdpcli, args: str, message: str) -> None:
-    outcome = gdpcli("sgd", *args.split(), "-f", "json")
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == "" and outcome.stderr.count("\n") == 1
-    assert message in outcome.stderr
+    one_line_error(gdpcli("sgd", *args.split(), "-f", "json"), 2, message)
 
 
 def test_delta_list_like_every_command(gdpcli) -> None:

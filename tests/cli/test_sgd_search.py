@@ -196,8 +196,7 @@ def test_other_methods_refuse_with_the_reason(gdpcli) -> None:
     ],
 )
 def test_bad_select_specs_exit_2_in_one_line(gdpcli, spec: str, message: str) -> None:
-    outcome = gdpcli("compose", spec, "--delta", "1e-5")
-    assert outcome.code == 2 and outcome.stderr.count("\n") == 1 and message in outcome.stderr
+    one_line_error(gdpcli("compose", spec, "--delta", "1e-5"), 2, message)
 
 
 def test_python_api_takes_a_run_or_a_step_and_refuses_a_whole_run_scheme() -> None:
