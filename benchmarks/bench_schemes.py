@@ -23,17 +23,7 @@ GDPCLI = [
     "-c",
     "import sys; from gdpcli.__main__ import main; sys.argv[0] = 'gdpcli'; main()",
 ]
-MNIST = [
-    "sgd",
-    "--dataset-size",
-    "60000",
-    "--batch-size",
-    "256",
-    "--noise-multiplier",
-    "1.1",
-    "--delta",
-    "1e-5",
-]
+MNIST = "sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --delta 1e-5".split()
 SCHEMES = {
     "poisson": ["--sampling", "poisson"],
     "fixed": ["--sampling", "fixed"],

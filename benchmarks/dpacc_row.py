@@ -13,17 +13,22 @@ import sys
 from dp_accounting.pld import privacy_loss_distribution
 
 
-def main() -> None:
-    q, sigma, delta = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[4])
-    steps = int(float(sys.argv[3]))
+def epsilon(q: float, sigma: float, steps: int, delta: float, pessimistic: bool = True) -> float:
+    """dp-accounting's epsilon at delta of T Poisson-subsampled Gaussian steps, its PLD discretized at 1e-4
+    (pessimistic with connect-the-dots, or optimistic)."""
     step = privacy_loss_distribution.from_gaussian_mechanism(
         sigma,
         sampling_prob=q,
         value_discretization_interval=1e-4,
-        pessimistic_estimate=True,
-        use_connect_dots=True,
+        pessimistic_estimate=pessimistic,
+        use_connect_dots=pessimistic,
     )
-    print(step.self_compose(steps).get_epsilon_for_delta(delta))
+    return step.self_compose(steps).get_epsilon_for_delta(delta)
+
+
+def main() -> None:
+    q, sigma, delta = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[4])
+    print(epsilon(q, sigma, int(float(sys.argv[3])), delta))
 
 
 if __name__ == "__main__":

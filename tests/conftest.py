@@ -125,6 +125,34 @@ class Outcome:
         return json.loads(self.stdout)
 
 
+def rows_of(outcome: Outcome) -> list[dict[str, Any]]:
+    """The rows of a command's JSON output, once it has exited 0 (else its stderr is the failure)."""
+    assert outcome.code == 0, outcome.stderr
+    return outcome.json()["rows"]
+
+
+def one_line_error(outcome: Outcome, code: int, *words: str) -> None:
+    """The error contract: exit `code` and one line on stderr (`gdpcli: error: ...`) that holds each of
+    `words`; bad input (exit 2) is refused before anything is printed."""
+    assert outcome.code == code, outcome.stderr
+    assert code != 2 or outcome.stdout == "", outcome.stdout
+    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    for word in words:
+        assert word in outcome.stderr, outcome.stderr
+
+
+def calibrated_round_trip(gdpcli: Callable[..., Outcome], *run: str) -> dict[str, Any]:
+    """calibrate sgd's noise for `run` at epsilon 3, delta 1e-5, fed back to sgd: the row sgd prints, once
+    both are checked to rest on the rigorous upper bound and to stay within epsilon 3."""
+    [row] = rows_of(gdpcli("calibrate", "sgd", *run, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
+    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
+    noise = repr(row["noise_multiplier"])
+    fed_back = rows_of(gdpcli("sgd", *run, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
+    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
+    return fed_back[0]
+
+
 @pytest.fixture
 def gdpcli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
     """Run the real CLI in-process: gdpcli("convert", "gdp:mu=1", "--delta", "1e-5") -> Outcome."""

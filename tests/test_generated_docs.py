@@ -16,7 +16,6 @@ import pytest
 from gdpcli import vocabulary
 from gdpcli.accounting import dpsgd, last_iterate, matrix_mechanism
 from gdpcli.accounting.gdpt_input import BUILTINS
-from gdpcli.cli import calibrate
 from gdpcli.events.spec import COMMON_KEYS, KIND_KEYS
 from tools import generate_docs as generate
 
@@ -312,6 +311,11 @@ def test_bash_completes_commands_options_and_values() -> None:
     assert bash_words("gdpcli", "convert", "-f", "c") == ["csv"]
     assert bash_words("gdpcli", "calibrate", "s") == ["sgd"]
     assert bash_words("gdpcli", "subsample", "gdp:mu=1", "--sampling", "") == ["poisson", "fixed"]
+    # the value of --schedule is a file name, not the subcommand calibrate: the path stays gdpcli sgd
+    assert set(bash_words("gdpcli", "sgd", "--schedule", "calibrate", "--samp")) == {
+        "--sampling",
+        "--sampling-rate",
+    }
 
 
 @needs["bash"]
@@ -355,5 +359,11 @@ def test_fish_syntax_and_completions() -> None:
     assert fish_complete("gdpcli comp") == ["compose", "completion"]
     assert "--delta" in fish_complete("gdpcli convert --de")
     assert sorted(fish_complete("gdpcli convert -f ")) == ["csv", "json", "table"]
-    assert sorted(fish_complete("gdpcli calibrate sgd --method ")) == sorted(calibrate.SGD_METHODS)
+    assert sorted(fish_complete("gdpcli calibrate sgd --method ")) == sorted(
+        accepted("gdpcli calibrate sgd", "--method")
+    )
     assert set(fish_complete("gdpcli convert g")) == {"gdp:mu=", "gaussian:sigma="}
+    assert fish_complete("gdpcli calibrate ") == ["gaussian", "laplace", "family", "canonical", "sgd"]
+    for path in ("gdpcli sgd", "gdpcli risk", "gdpcli audit", "gdpcli calibrate sgd"):
+        assert sorted(fish_complete(f"{path} --sampling ")) == sorted(vocabulary.BATCHING), path
+    assert "--sampling" in fish_complete("gdpcli sgd --schedule calibrate --samp")

@@ -126,6 +126,11 @@ def quote(text: str, *figures: Select) -> Quote:
     return Quote(text, figures)
 
 
+def case(args: str, *quotes: Quote, slow: bool = True) -> Case:
+    """The command `args` and the README passages that quote its output."""
+    return Case(args, quotes, slow)
+
+
 MNIST = "--dataset-size 60000 --batch-size 256 --noise-multiplier 1.1"
 HUNDRED_ROUNDS = "gaussian:sigma=4,p=0.001,sampling=poisson,times=1000000 --delta 1e-5"
 CENSUS = "--specs examples/census_us_level.csv --delta 1e-11"
@@ -135,347 +140,305 @@ TABLE1 = (
 TABLE1 += " --lipschitz 5 --sigma 0.01 --delta 1e-5"
 SHUFFLE_RR = "shuffle-rr:eps0=4.444,n=10000"
 CASES = (
-    Case(
+    case(
         "compose gaussian:sigma=1.1,p=0.01x1000 laplace:b=20x10 gaussian:sigma=5 --delta 1e-5",
-        (quote("gives the rigorous [«1.8183», «1.8190»], the same figures as the specs", bounds()),),
+        quote("gives the rigorous [«1.8183», «1.8190»], the same figures as the specs", bounds()),
     ),
-    Case(
+    case(
         "convert gdp:mu=1 --to equal-error",
-        (quote("are equal (Phi(-mu/2) = «0.30854» for mu = 1)", column("equal_error")),),
+        quote("are equal (Phi(-mu/2) = «0.30854» for mu = 1)", column("equal_error")),
         slow=False,
     ),
-    Case(
+    case(
         "convert dp:eps=1,delta=1e-6 --implies 0.5,0.3",
-        (quote("(here delta(0.5) = «0.28765» <= 0.3)", column("delta")),),
+        quote("(here delta(0.5) = «0.28765» <= 0.3)", column("delta")),
         slow=False,
     ),
-    Case(
+    case(
         "convert zcdp:rho=0.5 --alpha 0.1",
-        (quote("`convert zcdp:rho=0.5 --alpha 0.1` gives «0.51627»", column("beta")),),
+        quote("`convert zcdp:rho=0.5 --alpha 0.1` gives «0.51627»", column("beta")),
     ),
-    Case("convert gdp:mu=1 --alpha 0.1", (quote("G_1, has «0.61086»", column("beta")),), slow=False),
-    Case(
+    case("convert gdp:mu=1 --alpha 0.1", quote("G_1, has «0.61086»", column("beta")), slow=False),
+    case(
         "convert laplace:eps=1x10 --to kl",
-        (quote("gives 10 (eps + e^-eps - 1) = «3.67879» at eps = 1", column("kl")),),
+        quote("gives 10 (eps + e^-eps - 1) = «3.67879» at eps = 1", column("kl")),
         slow=False,
     ),
-    Case(
+    case(
         "compose laplace:b=1,p=0.01x1000 --delta 1e-5 --method rdp",
-        (quote("--delta 1e-5 --method rdp` gives «1.4365»", column("epsilon")),),
+        quote("--delta 1e-5 --method rdp` gives «1.4365»", column("epsilon")),
     ),
-    Case(
+    case(
         "compose laplace:b=1,p=0.01x1000 --delta 1e-5",
-        (quote("against the PLD's [«1.1230», «1.1238»]", bounds()),),
+        quote("against the PLD's [«1.1230», «1.1238»]", bounds()),
     ),
-    Case(
+    case(
         "compose zcdp:rho=6.256256256256256e-08x1000000 --delta 1e-5 --method rdp --conversion all",
-        (
-            quote(
-                "The first gives «1.760» (classic) and «1.479» (optimal conversion)",
-                column("epsilon", method="rdp-classic"),
-                column("epsilon", method="rdp-optimal"),
-            ),
+        quote(
+            "The first gives «1.760» (classic) and «1.479» (optimal conversion)",
+            column("epsilon", method="rdp-classic"),
+            column("epsilon", method="rdp-optimal"),
         ),
     ),
-    Case(
+    case(
         f"compose {HUNDRED_ROUNDS} --method rdp",
-        (quote("the exact subsampled-Gaussian RDP gives «1.030»", column("epsilon")),),
+        quote("the exact subsampled-Gaussian RDP gives «1.030»", column("epsilon")),
     ),
-    Case(f"compose {HUNDRED_ROUNDS}", (quote("and the PLD [«0.9427», «0.9433»]", bounds()),)),
-    Case(
+    case(f"compose {HUNDRED_ROUNDS}", quote("and the PLD [«0.9427», «0.9433»]", bounds())),
+    case(
         "compose dp:eps=0.1x100 --delta 1e-5 --method clt -v",
-        (
-            quote(
-                "the mu of Theorems 5 (the figures' mu, «1.00042»), 6 («0.99917») and 7 («1»)",
-                column("mu"),
-                column("mu_theorem6"),
-                column("mu_theorem7"),
-            ),
-            quote("against the CLT's «4.3793»", column("epsilon")),
+        quote(
+            "the mu of Theorems 5 (the figures' mu, «1.00042»), 6 («0.99917») and 7 («1»)",
+            column("mu"),
+            column("mu_theorem6"),
+            column("mu_theorem7"),
         ),
+        quote("against the CLT's «4.3793»", column("epsilon")),
     ),
-    Case(
+    case(
         "compose dp:eps=0.1x100 --delta 1e-5",
-        (quote("the exact binomial epsilon of the same composition is «4.3068»", column("epsilon")),),
+        quote("the exact binomial epsilon of the same composition is «4.3068»", column("epsilon")),
         slow=False,
     ),
-    Case(
+    case(
         f"convert {SHUFFLE_RR} --delta 5e-5,3e-6,1e-7,4e-9,9e-11",
-        (
-            quote(
-                "The first gives epsilon «0.397», «0.497», «0.602», «0.692», «0.791»",
-                column("epsilon", guarantee="upper_bound"),
-            ),
+        quote(
+            "The first gives epsilon «0.397», «0.497», «0.602», «0.692», «0.791»",
+            column("epsilon", guarantee="upper_bound"),
         ),
     ),
-    Case(
+    case(
         f"convert {SHUFFLE_RR} --epsilon 0.5:1:6",
-        (
-            quote(
-                "The second gives delta «2.7e-6» and «1.1e-7» at eps 0.5 and 0.6 (Table 2: 3e-6, 1e-7); "
-                "at 0.7 ... 1.0 it gives «3.0e-9», «6.2e-11», «1.0e-12», «1.4e-14»",
-                column("delta", guarantee="upper_bound"),
-            ),
+        quote(
+            "The second gives delta «2.7e-6» and «1.1e-7» at eps 0.5 and 0.6 (Table 2: 3e-6, 1e-7); "
+            "at 0.7 ... 1.0 it gives «3.0e-9», «6.2e-11», «1.0e-12», «1.4e-14»",
+            column("delta", guarantee="upper_bound"),
         ),
     ),
-    Case(
+    case(
         f"convert {SHUFFLE_RR} --delta 5e-5 --method rdp --conversion improved",
-        (quote("exact Renyi divergence («0.448» at delta 5e-5", column("epsilon")),),
+        quote("exact Renyi divergence («0.448» at delta 5e-5", column("epsilon")),
     ),
-    Case(
+    case(
         "convert tradeoff:file=examples/tradeoff_g1.csv --delta 1e-5",
-        (quote("The first gives «4.397» for the exact", column("epsilon")),),
+        quote("The first gives «4.397» for the exact", column("epsilon")),
     ),
-    Case(
+    case(
         "convert gdp:mu=1 --delta 1e-5",
-        (quote("for the exact «4.377» of 1-GDP", column("epsilon")),),
+        quote("for the exact «4.377» of 1-GDP", column("epsilon")),
         slow=False,
     ),
-    Case(f"compose {CENSUS}", (quote("The first gives the rigorous [«2.3195», «2.3201»] (2.32)", bounds()),)),
-    Case(
+    case(f"compose {CENSUS}", quote("The first gives the rigorous [«2.3195», «2.3201»] (2.32)", bounds())),
+    case(
         f"compose {CENSUS} --method rdp --conversion all",
-        (
-            quote(
-                "rho + 2 sqrt(rho log(1/delta)) gives «2.6282» (2.63), and gdpcli's optimal RDP "
-                "conversion «2.4206»",
-                column("epsilon", method="rdp-classic"),
-                column("epsilon", method="rdp-optimal"),
-            ),
+        quote(
+            "rho + 2 sqrt(rho log(1/delta)) gives «2.6282» (2.63), and gdpcli's optimal RDP "
+            "conversion «2.4206»",
+            column("epsilon", method="rdp-classic"),
+            column("epsilon", method="rdp-optimal"),
         ),
     ),
-    Case(
+    case(
         "subsample laplace:b=1x10000 --rate 0.01 --delta 1e-5 --sampling fixed --method all -v",
-        (
-            quote(
-                "here «1.1144» and epsilon «4.9642» against the rigorous PLD bounds [«4.9382», «4.9402»]",
-                column("mu", method="clt"),
-                column("epsilon", method="clt"),
-                bounds(method="pld"),
-            ),
+        quote(
+            "here «1.1144» and epsilon «4.9642» against the rigorous PLD bounds [«4.9382», «4.9402»]",
+            column("mu", method="clt"),
+            column("epsilon", method="clt"),
+            bounds(method="pld"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling fixed --sensitivity 1 --method all",
-        (
-            quote(
-                "bounds on C_p(G_{1/1.1})^{(x)T} of Thm 10 are [«3.0685», «3.0688»] and the CLT (Cor. 4) "
-                "says «3.0868»",
-                bounds(method="pld"),
-                column("epsilon", method="clt"),
-            ),
-            quote(
-                "and «3.087» with fixed-size batches (GDP paper Thm 10, `--sampling fixed --sensitivity 1`) "
-                "while the rigorous bounds are [«3.068», «3.069»] (pessimistic",
-                column("epsilon", method="clt"),
-                bounds(method="pld"),
-            ),
+        quote(
+            "bounds on C_p(G_{1/1.1})^{(x)T} of Thm 10 are [«3.0685», «3.0688»] and the CLT (Cor. 4) "
+            "says «3.0868»",
+            bounds(method="pld"),
+            column("epsilon", method="clt"),
+        ),
+        quote(
+            "and «3.087» with fixed-size batches (GDP paper Thm 10, `--sampling fixed --sensitivity 1`) "
+            "while the rigorous bounds are [«3.068», «3.069»] (pessimistic",
+            column("epsilon", method="clt"),
+            bounds(method="pld"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling fixed",
-        (
-            quote(
-                "the same run's rigorous upper bound is epsilon «18.46»",
-                column("epsilon", guarantee="upper_bound"),
-            ),
+        quote(
+            "the same run's rigorous upper bound is epsilon «18.46»",
+            column("epsilon", guarantee="upper_bound"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 3 --delta 1e-5 --sampling shuffle",
-        (
-            quote("without any amplification («17.76» here)", column("epsilon", method="shuffle-gdp")),
-            quote("the larger of the two («4.31» here)", column("epsilon", method="shuffle-max-test")),
-            quote("sensitivity C («0.505» here", column("epsilon", method="as-if-poisson")),
-            quote(
-                "It does here (a zero-out lower bound of «3.69» against «0.505»)",
-                column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
-                column("epsilon", method="as-if-poisson"),
-            ),
+        quote("without any amplification («17.76» here)", column("epsilon", method="shuffle-gdp")),
+        quote("the larger of the two («4.31» here)", column("epsilon", method="shuffle-max-test")),
+        quote("sensitivity C («0.505» here", column("epsilon", method="as-if-poisson")),
+        quote(
+            "It does here (a zero-out lower bound of «3.69» against «0.505»)",
+            column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
+            column("epsilon", method="as-if-poisson"),
         ),
     ),
-    Case(
+    case(
         "sgd --dataset-size 60000 --batch-size 60 --noise-multiplier 1 --epochs 5 --delta 1e-5 "
         "--sampling shuffle",
-        (
-            quote(
-                "Poisson accounting claims epsilon «0.332», while the shuffled run has epsilon >= «3.81» "
-                "even under zero-out neighbours (and >= «4.17» under replace-one; the upper bound is «28.4»)",
-                column("epsilon", method="as-if-poisson"),
-                column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
-                column("epsilon", method="shuffle-max-test"),
-                column("epsilon", method="shuffle-gdp"),
-            ),
+        quote(
+            "Poisson accounting claims epsilon «0.332», while the shuffled run has epsilon >= «3.81» "
+            "even under zero-out neighbours (and >= «4.17» under replace-one; the upper bound is «28.4»)",
+            column("epsilon", method="as-if-poisson"),
+            column("zero_out_lower_bound", side="lower_bound", method="as-if-poisson"),
+            column("epsilon", method="shuffle-max-test"),
+            column("epsilon", method="shuffle-gdp"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling balls-in-bins",
-        (quote("MNIST, 60 epochs: [«2.334», «2.339»], below Poisson's", bounds()),),
+        quote("MNIST, 60 epochs: [«2.334», «2.339»], below Poisson's", bounds()),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --steps 14063 --delta 1e-5 --sampling balls-in-bins --participations 60",
-        (
-            quote(
-                "the run's 14063 steps (one round of t = «14063»): [«2.329», «2.342»], below Poisson's "
-                "«2.382»",
-                column("round_steps", guarantee="upper_bound"),
-                bounds(),
-                column("epsilon", method="as-if-poisson"),
-            ),
+        quote(
+            "the run's 14063 steps (one round of t = «14063»): [«2.329», «2.342»], below Poisson's «2.382»",
+            column("round_steps", guarantee="upper_bound"),
+            bounds(),
+            column("epsilon", method="as-if-poisson"),
         ),
     ),
-    Case(
+    case(
         "sgd --dataset-size 60000 --batch-size 64 --accumulation-steps 4 --noise-multiplier 1.1 --epochs 60 "
         "--delta 1e-5",
-        (
-            quote(
-                "exactly («14063» logical steps, «56252» physical ones)",
-                column("steps", guarantee="upper_bound"),
-                column("physical_steps", guarantee="upper_bound"),
-            ),
+        quote(
+            "exactly («14063» logical steps, «56252» physical ones)",
+            column("steps", guarantee="upper_bound"),
+            column("physical_steps", guarantee="upper_bound"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling truncated-poisson --max-batch-size 300",
-        (
-            quote(
-                "MNIST capped at 300 («0.39» % of the batches cut): [«2.381», «3.431»]",
-                column("truncation_probability", scale=100, guarantee="upper_bound"),
-                bounds(),
-            ),
+        quote(
+            "MNIST capped at 300 («0.39» % of the batches cut): [«2.381», «3.431»]",
+            column("truncation_probability", scale=100, guarantee="upper_bound"),
+            bounds(),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling cyclic-poisson --bands 4",
-        (
-            quote(
-                "MNIST with 4 bands: «3516» steps per example at p = «0.0171», [«5.347», «5.348»]",
-                column("steps_per_example", guarantee="upper_bound"),
-                column("sampling_rate", guarantee="upper_bound"),
-                bounds(),
-            ),
+        quote(
+            "MNIST with 4 bands: «3516» steps per example at p = «0.0171», [«5.347», «5.348»]",
+            column("steps_per_example", guarantee="upper_bound"),
+            column("sampling_rate", guarantee="upper_bound"),
+            bounds(),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --sampling cyclic-poisson --bands 16",
-        (quote("16 bands: [«12.30», «12.31»]", bounds()),),
+        quote("16 bands: [«12.30», «12.31»]", bounds()),
     ),
-    Case(
+    case(
         f"mf --strategy banded --bands 4 {MNIST} --epochs 60 --delta 1e-5 --sensitivity 1.2",
-        (quote("(S = 1.2 above: [«7.619», «7.621»])", bounds()),),
+        quote("(S = 1.2 above: [«7.619», «7.621»])", bounds()),
     ),
-    Case(
+    case(
         "mf --strategy banded --bands 4 --strategy-file examples/banded_strategy.csv --sampling-rate 0.5 "
         "--noise-multiplier 2 --delta 1e-5",
-        (quote("whose last columns are cut short, gives [«2.773», «2.808»]", bounds()),),
+        quote("whose last columns are cut short, gives [«2.773», «2.808»]", bounds()),
         slow=False,
     ),
-    Case(
+    case(
         "mf --strategy banded --bands 4 --no-amplification --noise-multiplier 20 --epochs 60 --delta 1e-5",
-        (
-            quote(
-                "sensitivity «7.746» and epsilon «1.5004» above",
-                column("sensitivity"),
-                column("epsilon"),
-            ),
+        quote(
+            "sensitivity «7.746» and epsilon «1.5004» above",
+            column("sensitivity"),
+            column("epsilon"),
         ),
         slow=False,
     ),
-    Case(
+    case(
         "mf --strategy tree --dataset-size 60000 --batch-size 256 --noise-multiplier 10 --epochs 5 "
         "--delta 1e-5",
-        (
-            quote(
-                "MNIST, 5 epochs at sigma 10: mu = «0.63246», epsilon «2.5944»",
-                column("mu"),
-                column("epsilon"),
-            ),
+        quote(
+            "MNIST, 5 epochs at sigma 10: mu = «0.63246», epsilon «2.5944»",
+            column("mu"),
+            column("epsilon"),
         ),
         slow=False,
     ),
-    Case(
+    case(
         "mf --strategy tree --sampling-rate 0.000625 --steps 1600 --noise-multiplier 1.13 --delta 1e-6 "
         "--method all --conversion classic",
-        (
-            quote(
-                "the classic RDP conversion gives the paper's epsilon «19.74» for noise 1.13; the exact GDP "
-                "figure is «17.667»",
-                column("epsilon", method="rdp-classic"),
-                column("epsilon", method="gdp"),
-            ),
+        quote(
+            "the classic RDP conversion gives the paper's epsilon «19.74» for noise 1.13; the exact GDP "
+            "figure is «17.667»",
+            column("epsilon", method="rdp-classic"),
+            column("epsilon", method="gdp"),
         ),
         slow=False,
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution geometric:mean=10",
-        (quote("The first gives epsilon «5.0489» (dp_accounting's RDP accountant", column("epsilon")),),
+        quote("The first gives epsilon «5.0489» (dp_accounting's RDP accountant", column("epsilon")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --delta 1e-5 --target-epsilon 3 --runs-distribution geometric:mean=10",
-        (
-            quote(
-                "mean 10, «4669» steps, «19.9» epochs, for epsilon 3)",
-                column("steps"),
-                column("epochs"),
-            ),
+        quote(
+            "mean 10, «4669» steps, «19.9» epochs, for epsilon 3)",
+            column("steps"),
+            column("epochs"),
         ),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs 10",
-        (quote("against «8.919» for ten composed runs", column("epsilon", guarantee="upper_bound")),),
+        quote("against «8.919» for ten composed runs", column("epsilon", guarantee="upper_bound")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --method rdp",
-        (quote("and «2.597» for one run in RDP", column("epsilon")),),
+        quote("and «2.597» for one run in RDP", column("epsilon")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution poisson:mean=10",
-        (quote("the second «5.2633» (dp_accounting: 5.7489", column("epsilon")),),
+        quote("the second «5.2633» (dp_accounting: 5.7489", column("epsilon")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --runs-distribution negative-binomial:mean=10,shape=0.5",
-        (quote("`negative-binomial:mean=10,shape=0.5` gives «4.6958»", column("epsilon")),),
+        quote("`negative-binomial:mean=10,shape=0.5` gives «4.6958»", column("epsilon")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2",
-        (quote("gives [«5.264», «5.266»] (one example", bounds()),),
+        quote("gives [«5.264», «5.266»] (one example", bounds()),
     ),
-    Case(
-        f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 5",
-        (quote("5 examples: [«16.11», «16.12»]", bounds()),),
+    case(
+        f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 5", quote("5 examples: [«16.11», «16.12»]", bounds())
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --group 2 --method clt",
-        (quote("K times the CLT mu says «5.14»", column("epsilon")),),
+        quote("K times the CLT mu says «5.14»", column("epsilon")),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --epochs 60 --delta 1e-5 --method all",
-        (
-            quote("below Poisson's «2.382»", column("epsilon", guarantee="upper_bound", method="pld")),
-            quote("(one example: [«2.381», «2.382»]", bounds(method="pld")),
-            quote(
-                "it says epsilon «2.324» with Poisson sampling while the rigorous bounds are "
-                "[«2.381», «2.382»] (optimistic)",
-                column("epsilon", method="clt"),
-                bounds(method="pld"),
-            ),
-            quote(
-                "for the MNIST run it says «2.425» (CLT «2.324», rigorous [«2.381», «2.382»])",
-                column("epsilon", method="edgeworth"),
-                column("epsilon", method="clt"),
-                bounds(method="pld"),
-            ),
+        quote("below Poisson's «2.382»", column("epsilon", guarantee="upper_bound", method="pld")),
+        quote("(one example: [«2.381», «2.382»]", bounds(method="pld")),
+        quote(
+            "it says epsilon «2.324» with Poisson sampling while the rigorous bounds are "
+            "[«2.381», «2.382»] (optimistic)",
+            column("epsilon", method="clt"),
+            bounds(method="pld"),
+        ),
+        quote(
+            "for the MNIST run it says «2.425» (CLT «2.324», rigorous [«2.381», «2.382»])",
+            column("epsilon", method="edgeworth"),
+            column("epsilon", method="clt"),
+            bounds(method="pld"),
         ),
     ),
     *(
-        Case(
+        case(
             f"noisy-gd {TABLE1.replace('--batch-size 1500', f'--batch-size 1500 --epochs {epochs}')}",
-            (
-                quote(
-                    f"| {epochs} | «{last}» | «{rdp}» | «{composition}» |",
-                    column("epsilon", method="last-iterate-gdp"),
-                    column("epsilon", method="last-iterate-rdp-optimal"),
-                    column("epsilon", method="composition-gdp"),
-                ),
+            quote(
+                f"| {epochs} | «{last}» | «{rdp}» | «{composition}» |",
+                column("epsilon", method="last-iterate-gdp"),
+                column("epsilon", method="last-iterate-rdp-optimal"),
+                column("epsilon", method="composition-gdp"),
             ),
         )
         for epochs, last, rdp, composition in (
@@ -484,112 +447,100 @@ CASES = (
             (200, "7.58", "9.88", "83.83"),
         )
     ),
-    Case(
+    case(
         "calibrate sgd --sampling-rate 1 --steps 1000 --epsilon 8.84 --delta 1e-5 --closed-form",
-        (
-            quote(
-                "(the moments accountant: sigma = «19.994», the paper's 20, against the exact «17.482» here)",
-                column("noise_multiplier", method="closed-form-eq23"),
-                column("noise_multiplier", method="gdp"),
-            ),
+        quote(
+            "(the moments accountant: sigma = «19.994», the paper's 20, against the exact «17.482» here)",
+            column("noise_multiplier", method="closed-form-eq23"),
+            column("noise_multiplier", method="gdp"),
         ),
     ),
-    Case(
+    case(
         "calibrate gaussian --epsilon 0 --delta 0.1",
-        (quote("mu = 2 Phi^-1((1 + delta)/2), sigma = «3.97895»", column("sigma")),),
+        quote("mu = 2 Phi^-1((1 + delta)/2), sigma = «3.97895»", column("sigma")),
         slow=False,
     ),
-    Case(
+    case(
         "calibrate canonical dp:eps=1,delta=1e-5",
-        (
-            quote(
-                "(for (1, 1e-5): b = «0.36788», q = «1.16394e-5», 99 % quantile «3.89982»)",
-                column("b", probability=0.5),
-                column("q", probability=0.5),
-                column("quantile", probability=0.99),
-            ),
+        quote(
+            "(for (1, 1e-5): b = «0.36788», q = «1.16394e-5», 99 % quantile «3.89982»)",
+            column("b", probability=0.5),
+            column("q", probability=0.5),
+            column("quantile", probability=0.99),
         ),
         slow=False,
     ),
-    Case(
+    case(
         f"risk {MNIST} --epochs 60",
-        (
-            quote(
-                "no attack has TPR above «0.00605» at FPR 0.1 %, «0.0402» at 1 % or «0.2397» at 10 % "
-                "(rigorous upper bounds), its advantage is at most «0.2245», and at a prior of 1/2 no attack "
-                "guesses membership right more than «61.2» % of the time",
-                column("value", measure="tpr", guarantee="upper_bound"),
-                column("value", measure="advantage", guarantee="upper_bound"),
-                column("value", scale=100, measure="bayes_success", guarantee="upper_bound"),
-            ),
+        quote(
+            "no attack has TPR above «0.00605» at FPR 0.1 %, «0.0402» at 1 % or «0.2397» at 10 % "
+            "(rigorous upper bounds), its advantage is at most «0.2245», and at a prior of 1/2 no attack "
+            "guesses membership right more than «61.2» % of the time",
+            column("value", measure="tpr", guarantee="upper_bound"),
+            column("value", measure="advantage", guarantee="upper_bound"),
+            column("value", scale=100, measure="bayes_success", guarantee="upper_bound"),
         ),
     ),
-    Case(
+    case(
         "calibrate sgd --dataset-size 60000 --batch-size 256 --epochs 60 --max-tpr 0.05 --at-fpr 0.01",
-        (quote("at or below 5 % is sigma «0.989»", column("noise_multiplier")),),
+        quote("at or below 5 % is sigma «0.989»", column("noise_multiplier")),
     ),
-    Case(
+    case(
         "gdpt-identify dp:eps=1,delta=1e-6 --eps-head 10 --rectify 0,1",
-        (
-            quote(
-                "Laplace noise of scale 0.1 it is «1.8481»-GDP",
-                column("rectified_mu_upper", side="upper_bound"),
-            ),
+        quote(
+            "Laplace noise of scale 0.1 it is «1.8481»-GDP",
+            column("rectified_mu_upper", side="upper_bound"),
         ),
     ),
-    Case(
+    case(
         "sgd --sampling-rate 0.001 --noise-multiplier 1 --steps 100000 --delta 1e-5 --method all",
-        (
-            quote(
-                "--delta 1e-5 --method all`) «1.646» (CLT «1.618», rigorous [«1.6370», «1.6374»])",
-                column("epsilon", method="edgeworth"),
-                column("epsilon", method="clt"),
-                bounds(method="pld"),
-            ),
+        quote(
+            "--delta 1e-5 --method all`) «1.646» (CLT «1.618», rigorous [«1.6370», «1.6374»])",
+            column("epsilon", method="edgeworth"),
+            column("epsilon", method="clt"),
+            bounds(method="pld"),
         ),
     ),
-    Case(
+    case(
         "compose dp:eps=0.31622776601683794x10 --delta 1e-3 --method all",
-        (
-            quote(
-                "gives «4.893» by advanced composition, «3.162» by basic composition, and «2.890» exact",
-                column("epsilon", method="advanced"),
-                column("epsilon", method="basic"),
-                column("epsilon", method="binomial"),
-            ),
+        quote(
+            "gives «4.893» by advanced composition, «3.162» by basic composition, and «2.890» exact",
+            column("epsilon", method="advanced"),
+            column("epsilon", method="basic"),
+            column("epsilon", method="binomial"),
         ),
     ),
     *(
-        Case(f"sgd {MNIST} --epochs 60 --delta {delta}", (quote(f"{passage}", bounds()),))
+        case(f"sgd {MNIST} --epochs 60 --delta {delta}", quote(f"{passage}", bounds()))
         for delta, passage in (
             ("1e-8", "it certifies [«3.2506», «3.2508»] at `--delta 1e-8`"),
             ("1e-10", "[«3.7358», «3.7363»] at 1e-10"),
             ("1e-12", "and [«4.1745», «4.1750»] at 1e-12"),
         )
     ),
-    Case(
+    case(
         f"sgd {MNIST} --steps 10000000 --delta 1e-5",
-        (quote("--steps 10000000 --delta 1e-5` prints [«180.46», «180.58»]", bounds()),),
+        quote("--steps 10000000 --delta 1e-5` prints [«180.46», «180.58»]", bounds()),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --steps 10000000 --delta 1e-5 --accuracy 0.0002",
-        (quote("and [«180.49», «180.53»] with `--accuracy 0.0002`", bounds()),),
+        quote("and [«180.49», «180.53»] with `--accuracy 0.0002`", bounds()),
     ),
-    Case(
+    case(
         f"sgd {MNIST} --steps 10000000 --delta 1e-10",
-        (quote("at `--delta 1e-10` it prints [«212.64», «212.79»]", bounds()),),
+        quote("at `--delta 1e-10` it prints [«212.64», «212.79»]", bounds()),
     ),
-    Case(
+    case(
         "sgd --sampling-rate 0.00033 --noise-multiplier 4 --steps 10000 --delta 1e-10",
-        (quote("--steps 10000 --delta 1e-10` gives [«0.044534», «0.044550»]", bounds()),),
+        quote("--steps 10000 --delta 1e-10` gives [«0.044534», «0.044550»]", bounds()),
     ),
-    Case(
+    case(
         "sgd --sampling-rate 1e-5 --noise-multiplier 1 --steps 100000 --delta 1e-15,1e-12,1e-9,1e-5",
-        (quote("1e-15,1e-12,1e-9,1e-5` gives [«0.036862», «0.036918»] at 1e-15", bounds(delta=1e-15)),),
+        quote("1e-15,1e-12,1e-9,1e-5` gives [«0.036862», «0.036918»] at 1e-15", bounds(delta=1e-15)),
     ),
-    Case(
+    case(
         "sgd --sampling-rate 1e-5 --noise-multiplier 10 --steps 1000 --delta 1e-12 --accuracy 1e-5",
-        (quote("1e3 steps at 1e-12 [«0.00016287», «0.00016316»] with `--accuracy 1e-5`", bounds()),),
+        quote("1e3 steps at 1e-12 [«0.00016287», «0.00016316»] with `--accuracy 1e-5`", bounds()),
     ),
 )
 

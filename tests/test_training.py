@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from gdpcli import Accountant, get_noise_multiplier
+from tests.conftest import rows_of
 
 MNIST_RATE = 256 / 60000
 TWO_PHASES = ((1.1, 0.01, 2500), (0.9, 0.02, 1500))
@@ -33,11 +34,6 @@ def stepped(phases: tuple[tuple[float, float, int], ...] = TWO_PHASES) -> Accoun
         for _ in range(steps):
             accountant.step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)
     return accountant
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -83,16 +83,6 @@ class NoisyGD:
         """T = E l."""
         return self.epochs * self.batches
 
-    @property
-    def gap(self) -> float:
-        """1 - c of the loss's gradient step."""
-        return self.loss.gap
-
-    @property
-    def contraction(self) -> float:
-        """c of the loss's gradient step."""
-        return self.loss.contraction
-
 
 def _positive(value: float | None, option: str, why: str = "") -> None:
     """InputError unless value is None or a finite number > 0."""
@@ -203,10 +193,10 @@ def last_iterate_mu(gd: NoisyGD) -> tuple[float, int]:
 
     if gd.batching == "full":
         taus = last_iterate.tau_grid(gd.steps - 1)
-        family = last_iterate.full_batch_mu(gd.step_mu, gd.gap, gd.steps, taus)
+        family = last_iterate.full_batch_mu(gd.step_mu, gd.loss.gap, gd.steps, taus)
     else:
         taus = last_iterate.tau_grid(gd.epochs - 1)
-        family = last_iterate.cyclic_mu(gd.step_mu, gd.gap, gd.batches, gd.epochs, taus)
+        family = last_iterate.cyclic_mu(gd.step_mu, gd.loss.gap, gd.batches, gd.epochs, taus)
     return last_iterate.best_tau(np.atleast_1d(family), taus)
 
 
@@ -226,7 +216,7 @@ def _rdp_figures(gd: NoisyGD, deltas: np.ndarray, conversions: Sequence[str]) ->
     from gdpcli.core import last_iterate
     from gdpcli.events import GDP, Repeated
 
-    rho = last_iterate.cyclic_rdp_rho(gd.step_mu, gd.gap, gd.batches, gd.epochs)
+    rho = last_iterate.cyclic_rdp_rho(gd.step_mu, gd.loss.gap, gd.batches, gd.epochs)
     accountant = RenyiAccountant([Repeated(GDP(math.sqrt(2.0 * rho)))], conversions)
     return [
         replace(

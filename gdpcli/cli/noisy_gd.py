@@ -119,7 +119,7 @@ def _context(gd: NoisyGD) -> dict[str, Any]:
         "batch_size": gd.batch_size,
         "epochs": gd.epochs,
         "steps": gd.steps,
-        "contraction": gd.contraction,
+        "contraction": gd.loss.contraction,
         "step_mu": gd.step_mu,
     }
 
@@ -134,5 +134,6 @@ def _echo(gd: NoisyGD) -> dict[str, Any]:
 def _title(gd: NoisyGD) -> str:
     return (
         f"gdpcli noisy-gd: {gd.batching} batches ({gd.batches} an epoch), {gd.epochs} epochs, contraction "
-        f"c = {gd.contraction:.6g}, mu per step {gd.step_mu:.6g} (replace-one); last iterate vs all iterates"
+        f"c = {gd.loss.contraction:.6g}, mu per step {gd.step_mu:.6g} (replace-one); last iterate vs all "
+        "iterates"
     )

@@ -30,7 +30,7 @@ _HOMES = {
     "epsilon_delta": ("ApproxDP", "Laplace", "RandomizedResponse"),
     "gaussian": ("GDP", "DiscreteGaussian", "Gaussian"),
     "kinds": ("MECHANISMS",),
-    "mechanism": ("Mechanism", "RdpCurve"),
+    "mechanism": ("Mechanism", "RdpCurve", "RdpOnly"),
     "renyi": ("Renyi", "RenyiCurve", "ZeroConcentrated"),
     "repeated": ("Repeated",),
     "repeat_select": ("RepeatAndSelect", "RunsDistribution"),

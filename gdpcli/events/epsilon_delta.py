@@ -102,8 +102,7 @@ class ApproxDP(Mechanism, kind="dp", keys=("eps", "delta"), spec_help="dp (eps[,
     def from_spec(cls, values: SpecValues) -> ApproxDP:
         eps = values.number("eps", NON_NEGATIVE)
         delta = values.number("delta", Interval(0.0, 1.0, low_closed=True), 0.0)
-        if eps == 0 and delta == 0:
-            raise values.error("eps=0 and delta=0 is perfect privacy; nothing to account")
+        values.refuse_perfect_privacy(eps=eps, delta=delta)
         return cls(eps, delta)
 
     @property

@@ -175,3 +175,32 @@ class Mechanism:
     def closed_canonical_noise(self) -> NoiseDistribution | None:
         """The canonical noise distribution in closed form (gdpcli.core.canonical), or None."""
         return None
+
+
+class RdpOnly(Mechanism):
+    """A mechanism known by its Renyi divergences alone (an RDP or zCDP guarantee, the best of a random
+    number of runs): with no trade-off function, every representation built on one is refused, saying why
+    (`rdp_only`), with the hint to account it in RDP."""
+
+    has_tradeoff = False
+    rdp_only: ClassVar[str]
+    """Why the mechanism has RDP only, said after its spec in every refusal."""
+
+    def refused(self, what: str, hint: str = f"use {parameter('method')} rdp") -> ComputationError:
+        """The error of a representation the mechanism has not: `what` it has no (e.g. a privacy profile)."""
+        return ComputationError(f"{self.describe()}: {self.rdp_only}; it has no {what}", hint)
+
+    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
+        raise self.refused("trade-off function")
+
+    def profile(self, epsilon: ArrayLike) -> ArrayLike:
+        raise self.refused("privacy profile")
+
+    def dominating_pair(self) -> DominatingPair:
+        raise self.refused("privacy profile")
+
+    def clt_functionals(self) -> Functionals:
+        raise self.refused("trade-off function")
+
+    def gdpt_profile(self) -> PrivacyProfile:
+        raise self.refused("privacy profile")

@@ -6,20 +6,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gdpcli.errors import ComputationError, parameter
-from gdpcli.events.mechanism import Mechanism, RdpCurve
+from gdpcli.events.mechanism import RdpCurve, RdpOnly
 from gdpcli.events.spec_values import NON_NEGATIVE, Interval, SpecValues, spec_number
 
 if TYPE_CHECKING:
-    from gdpcli.core.arrays import ArrayLike
-    from gdpcli.core.clt import Functionals
     from gdpcli.core.gdpt import PrivacyProfile
-    from gdpcli.core.pld import DominatingPair
 
 
 @dataclass(frozen=True)
 class Renyi(
-    Mechanism,
+    RdpOnly,
     kind="rdp",
     keys=("alpha", "eps"),
     spec_help="rdp (alpha,eps[,alpha,eps...])",
@@ -31,7 +27,7 @@ class Renyi(
 
     orders: tuple[float, ...]
     epsilons: tuple[float, ...]
-    has_tradeoff = False
+    rdp_only = "an RDP guarantee bounds Renyi divergences only"
 
     @classmethod
     def from_spec(cls, values: SpecValues) -> Renyi:
@@ -55,26 +51,11 @@ class Renyi(
             for a, e in zip(self.orders, self.epsilons, strict=True)
         )
 
-    def _none(self, what: str, hint: str = f"use {parameter('method')} rdp") -> ComputationError:
-        return ComputationError(f"{self.describe()}: an RDP guarantee has no {what}", hint)
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        raise self._none("trade-off function")
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        raise self._none("privacy profile")
-
-    def dominating_pair(self) -> DominatingPair:
-        raise self._none("privacy profile")
-
-    def clt_functionals(self) -> Functionals:
-        raise self._none("trade-off function")
-
     def rdp_curve(self) -> RdpCurve:
-        raise self._none("curve beyond its listed orders")
+        raise self.refused("curve beyond its listed orders")
 
     def gdpt_profile(self) -> PrivacyProfile:
-        raise self._none(
+        raise self.refused(
             "privacy profile",
             "convert it to (eps, delta) first (gdpcli convert --epsilon RANGE -f csv) and pipe the CSV in",
         )
@@ -92,8 +73,7 @@ class ZeroConcentrated(Renyi, kind="zcdp", keys=("rho", "xi"), spec_help="zcdp (
     @classmethod
     def from_spec(cls, values: SpecValues) -> ZeroConcentrated:
         rho, xi = values.number("rho", NON_NEGATIVE), values.number("xi", NON_NEGATIVE, 0.0)
-        if rho == 0.0 and xi == 0.0:
-            raise values.error("rho=0 and xi=0 is perfect privacy; nothing to account")
+        values.refuse_perfect_privacy(rho=rho, xi=xi)
         return cls((), (), rho, xi)
 
     @property

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from gdpcli.errors import ComputationError, InputError, parameter
-from gdpcli.events.mechanism import Mechanism, RdpCurve
+from gdpcli.errors import ComputationError, InputError
+from gdpcli.events.mechanism import Mechanism, RdpCurve, RdpOnly
 from gdpcli.events.repeated import Repeated
 from gdpcli.events.sampled import Sampled
 from gdpcli.events.spec_values import spec_number
@@ -23,9 +23,8 @@ from gdpcli.events.spec_values import spec_number
 if TYPE_CHECKING:
     from gdpcli.core.arrays import ArrayLike
     from gdpcli.core.canonical import NoiseDistribution
-    from gdpcli.core.clt import Divergences, Functionals
+    from gdpcli.core.clt import Divergences
     from gdpcli.core.edgeworth import LossPair
-    from gdpcli.core.gdpt import PrivacyProfile
     from gdpcli.core.pld import DominatingPair
 
 _FIXED_SHAPES = {"poisson": math.inf, "geometric": 1.0}
@@ -113,7 +112,7 @@ class RunsDistribution:
 
 
 @dataclass(frozen=True)
-class RepeatAndSelect(Mechanism):
+class RepeatAndSelect(RdpOnly):
     """The composition `events` (one training run, say) run K ~ `runs` times on the same data, only the best
     run released (its score may be any function of the run's own output). RDP from the base's curve by
     Papernot and Steinke's Thm 2 or Thm 6 (gdpcli.core.repeat_select): a rigorous upper bound."""
@@ -121,7 +120,7 @@ class RepeatAndSelect(Mechanism):
     events: tuple[Repeated, ...]
     runs: RunsDistribution
 
-    has_tradeoff = False
+    rdp_only = RDP_ONLY
 
     def __post_init__(self) -> None:
         """The events as a tuple of Repeated (a mechanism or a sampled step is run once); InputError for
@@ -181,7 +180,7 @@ class RepeatAndSelect(Mechanism):
     def rdp_curve(self) -> RdpCurve:
         """The selection's RDP curve from the base composition's (Thm 2, or Thm 6 for Poisson)."""
         if self.rdp_points is not None:
-            raise self._refused("RDP curve beyond the orders its rdp: specs list")
+            raise self.refused("RDP curve beyond the orders its rdp: specs list")
         return self._curve
 
     @functools.cached_property
@@ -191,34 +190,14 @@ class RepeatAndSelect(Mechanism):
 
         return repeat_select.curve(self._base, self.runs.mean, self.runs.shape)
 
-    def _refused(self, what: str) -> ComputationError:
-        return ComputationError(
-            f"{self.describe()}: {RDP_ONLY}; it has no {what}", f"use {parameter('method')} rdp"
-        )
-
-    def tradeoff(self, alpha: ArrayLike) -> ArrayLike:
-        raise self._refused("trade-off function")
-
-    def profile(self, epsilon: ArrayLike) -> ArrayLike:
-        raise self._refused("privacy profile")
-
-    def dominating_pair(self) -> DominatingPair:
-        raise self._refused("privacy profile")
-
     def lower_pair(self) -> DominatingPair | None:
         return None
 
-    def clt_functionals(self) -> Functionals:
-        raise self._refused("trade-off function")
-
     def divergences(self) -> Divergences:
-        raise self._refused("divergences but its RDP curve")
+        raise self.refused("divergences but its RDP curve")
 
     def edgeworth_pair(self) -> tuple[LossPair, bool]:
-        raise self._refused("privacy-loss cumulants")
-
-    def gdpt_profile(self) -> PrivacyProfile:
-        raise self._refused("privacy profile")
+        raise self.refused("privacy-loss cumulants")
 
     def canonical_noise(self, recursive: bool = False) -> NoiseDistribution:
-        raise self._refused("trade-off function")
+        raise self.refused("trade-off function")

@@ -73,6 +73,12 @@ class SpecValues:
     def error(self, message: str, hint: str | None = None) -> InputError:
         return InputError(f"spec {self.spec!r}: {message}", hint)
 
+    def refuse_perfect_privacy(self, **parameters: float) -> None:
+        """InputError when every parameter of the guarantee is 0 (eps=0 and delta=0): nothing to account."""
+        if all(value == 0.0 for value in parameters.values()):
+            zeros = " and ".join(f"{key}=0" for key in parameters)
+            raise self.error(f"{zeros} is perfect privacy; nothing to account")
+
     def file_text(self, hint: str) -> str:
         """The text of file= (a path, or - for stdin), read and refused as every input file is."""
         from gdpcli.textfiles import read_text

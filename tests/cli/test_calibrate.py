@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli.test_convert import _modules_after
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, one_line_error
 from tests.core.test_gdp import mp_delta
 
 ANALYTIC = REFERENCE["calibrate_gaussian_analytic"]
@@ -319,12 +319,7 @@ def test_sgd_exact_mu_is_not_supported(gdpcli) -> None:
     ],
 )
 def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
-    outcome = gdpcli(*args)
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ")
-    assert outcome.stderr.count("\n") == 1
-    assert "Traceback" not in outcome.stderr
+    one_line_error(gdpcli(*args), 2)
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])

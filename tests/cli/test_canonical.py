@@ -13,6 +13,7 @@ import mpmath as mp
 import pytest
 from scipy import stats
 
+from tests.conftest import one_line_error
 from tests.core.test_canonical import (
     mp_laplace_tradeoff,
     mp_quantile,
@@ -242,11 +243,7 @@ def test_formats(gdpcli, fmt: str) -> None:
     ],
 )
 def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...], says: str) -> None:
-    outcome = gdpcli("calibrate", "canonical", *args)
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
-    assert says in outcome.stderr and "Traceback" not in outcome.stderr
+    one_line_error(gdpcli("calibrate", "canonical", *args), 2, says)
 
 
 def test_perfect_privacy_curve_is_refused(gdpcli, tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import one_line_error
+
 CENSUS = str(Path(__file__).resolve().parents[2] / "examples" / "census_us_level.csv")
 US_RHO = (542 / 339) ** 2 * 104 / 4099  # total rho x the US geolevel's share (production settings)
 
@@ -100,14 +102,6 @@ def test_gdpt_identify_a_discrete_gaussian(gdpcli) -> None:
     assert 0.5 <= row["head_mu_lower"] <= row["head_mu_upper"] < 0.51
 
 
-def one_line_error(outcome, *words: str) -> None:
-    assert outcome.code == 2
-    assert outcome.stdout == ""
-    assert outcome.stderr.count("\n") == 1 and outcome.stderr.startswith("gdpcli: error:")
-    for word in words:
-        assert word in outcome.stderr
-
-
 @pytest.mark.parametrize(
     ("spec", "words"),
     [
@@ -119,7 +113,7 @@ def one_line_error(outcome, *words: str) -> None:
     ],
 )
 def test_bad_parameters_exit_2(gdpcli, spec: str, words: tuple[str, ...]) -> None:
-    one_line_error(gdpcli("compose", spec, "--delta", "1e-5"), *words)
+    one_line_error(gdpcli("compose", spec, "--delta", "1e-5"), 2, *words)
 
 
 @pytest.mark.parametrize(
@@ -135,11 +129,11 @@ def test_bad_parameters_exit_2(gdpcli, spec: str, words: tuple[str, ...]) -> Non
 def test_malformed_spec_files_exit_2(gdpcli, tmp_path: Path, text: str, words: tuple[str, ...]) -> None:
     path = tmp_path / "specs.txt"
     path.write_text(text)
-    one_line_error(gdpcli("compose", "--specs", str(path), "--delta", "1e-5"), *words)
+    one_line_error(gdpcli("compose", "--specs", str(path), "--delta", "1e-5"), 2, *words)
 
 
 def test_missing_specs_exit_2(gdpcli, tmp_path: Path) -> None:
     one_line_error(
-        gdpcli("compose", "--specs", str(tmp_path / "absent.csv"), "--delta", "1e-5"), "cannot read"
+        gdpcli("compose", "--specs", str(tmp_path / "absent.csv"), "--delta", "1e-5"), 2, "cannot read"
     )
-    one_line_error(gdpcli("compose", "--delta", "1e-5"), "no mechanism specs")
+    one_line_error(gdpcli("compose", "--delta", "1e-5"), 2, "no mechanism specs")

@@ -12,7 +12,7 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE, at_least_digits
+from tests.conftest import REFERENCE, at_least_digits, one_line_error
 from tests.core.test_clt_subsampling import (
     mp_gaussian_chi_square,
     mp_laplace_chi_square,
@@ -327,12 +327,6 @@ def test_clt_approaches_the_pld_bounds_as_steps_grow(gdpcli, sampling: str) -> N
 
 # ---------------------------------------------------------------------------------------------------
 # Where the subsampling CLT does not apply, and bad input
-
-
-def one_line_error(outcome, code: int, text: str) -> None:
-    assert outcome.code == code, outcome.stderr
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
-    assert text in outcome.stderr
 
 
 def test_delta_part_is_refused_and_skipped_by_all(gdpcli) -> None:

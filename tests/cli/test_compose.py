@@ -9,7 +9,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from tests.conftest import infinite
+from tests.conftest import infinite, one_line_error
 
 EPS0 = "0.31622776601683794"  # 1/sqrt(10)
 
@@ -208,9 +208,7 @@ def test_to_mu_refused_when_not_gdp(gdpcli) -> None:
     ],
 )
 def test_bad_input(gdpcli, args: tuple[str, ...]) -> None:
-    outcome = gdpcli(*args)
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
+    one_line_error(gdpcli(*args), 2)
 
 
 def test_extreme_inputs_are_refused_cleanly(gdpcli) -> None:

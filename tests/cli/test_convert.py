@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from gdpcli.defaults import DEFAULT_ACCURACY
-from tests.conftest import REFERENCE, safe_side_of
+from tests.conftest import REFERENCE, one_line_error, safe_side_of
 
 
 def one_row(outcome) -> dict:
@@ -132,12 +132,7 @@ def test_default_format_is_csv_when_piped(gdpcli) -> None:
     ],
 )
 def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
-    outcome = gdpcli(*args)
-    assert outcome.code == 2
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ")
-    assert outcome.stderr.count("\n") == 1
-    assert "Traceback" not in outcome.stderr
+    one_line_error(gdpcli(*args), 2)
 
 
 def test_reference_profile_values(gdpcli) -> None:

@@ -7,14 +7,9 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE, at_least_digits
+from tests.conftest import REFERENCE, at_least_digits, rows_of
 
 E = mp.e
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def one_row(outcome) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Outcome
+from tests.conftest import Outcome, one_line_error
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 EXACT_EPS_1E5 = 4.377178095681458  # gdpcli convert gdp:mu=1 --delta 1e-5 (GDP paper Cor. 1, exact)
@@ -90,9 +90,7 @@ def test_gdpt_identify_runs(gdpcli: Callable[..., Outcome]) -> None:
 def test_bad_file_exits_2(gdpcli: Callable[..., Outcome], tmp_path: Path, text: str, where: str) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(text)
-    outcome = gdpcli("convert", f"tradeoff:file={path}", "--delta", "1e-5")
-    assert outcome.code == 2
-    assert f"{path} {where}" in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli("convert", f"tradeoff:file={path}", "--delta", "1e-5"), 2, f"{path} {where}")
 
 
 def test_missing_file_exits_2(gdpcli: Callable[..., Outcome], tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import sys
 import mpmath as mp
 import pytest
 
-from tests.conftest import REFERENCE, infinite
+from tests.conftest import REFERENCE, infinite, one_line_error
 
 CONSTANTS = REFERENCE["gdpt_profile_refinement_constants"]
 TAILS = REFERENCE["gdpt_tail_limits"]
@@ -251,11 +251,7 @@ def test_bad_input_exits_2_with_one_line(
 ) -> None:
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    outcome = gdpcli("gdpt-identify", *args)
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ")
-    assert outcome.stderr.count("\n") == 1
+    one_line_error(gdpcli("gdpt-identify", *args), 2)
 
 
 def test_bad_csv_names_the_line(gdpcli, monkeypatch) -> None:

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import rows_of
+
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
 MNIST_RUN = (*MNIST, "--epochs", "60", "--delta", "1e-5")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def epsilons(rows: list[dict]) -> dict[str, float]:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, rows_of
 
 
-def rows_of(outcome) -> dict[str, dict]:
-    """{method: row} of a calibrate JSON answer with one target."""
-    assert outcome.code == 0, outcome.stderr
-    return {row["method"]: row for row in outcome.json()["rows"]}
+def by_method(outcome) -> dict[str, dict]:
+    """{method: row} of a JSON answer."""
+    return {row["method"]: row for row in rows_of(outcome)}
 
 
 @at_least_digits(40)
@@ -58,7 +57,7 @@ def test_eq23_gives_back_the_papers_sigma_20(gdpcli, reference) -> None:
     """The paper's Fig. 2 set-up: sigma = 20, delta = 1e-5; the moments accountant's epsilon at T = 1000
     (reference: eps_ma_T1000) solved back for the noise by eq. (23) is sigma = 20."""
     target = reference["asoodeh_gaussian_sigma20_delta1e-5"]["eps_T1000"]["eps_ma_T1000"]
-    found = rows_of(gdpcli(*sgd("--steps", "1000", "--epsilon", repr(target), "--delta", "1e-5")))
+    found = by_method(gdpcli(*sgd("--steps", "1000", "--epsilon", repr(target), "--delta", "1e-5")))
     assert found["closed-form-eq23"]["noise_multiplier"] == pytest.approx(20.0, rel=1e-9)
 
 
@@ -67,7 +66,7 @@ def test_eq23_step_budget_is_the_references(gdpcli, reference) -> None:
     eq. (23)'s noise for 501 steps is at most 20, for 502 steps above it."""
     steps = reference["asoodeh_gaussian_sigma20_delta1e-5"]["max_steps_eps6"]["ma"]
     noise = {
-        t: rows_of(gdpcli(*sgd("--steps", str(t), "--epsilon", "6", "--delta", "1e-5")))["closed-form-eq23"]
+        t: by_method(gdpcli(*sgd("--steps", str(t), "--epsilon", "6", "--delta", "1e-5")))["closed-form-eq23"]
         for t in (steps, steps + 1)
     }
     assert noise[steps]["noise_multiplier"] <= 20.0 < noise[steps + 1]["noise_multiplier"]
@@ -76,7 +75,7 @@ def test_eq23_step_budget_is_the_references(gdpcli, reference) -> None:
 @pytest.mark.parametrize(("epsilon", "delta", "steps"), [(1.0, 1e-5, 100), (5.0, 1e-5, 100), (0.3, 1e-8, 7)])
 def test_closed_forms_are_the_papers_formulas(gdpcli, epsilon: float, delta: float, steps: int) -> None:
     """noise = sqrt(T sigma^2 per round) by the mpmath recipe (mp_variance) for each closed form."""
-    found = rows_of(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
+    found = by_method(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
     with mp.workdps(40):
         for rule in ("eq23", "eq28", "thm5"):
             expected = mp.sqrt(steps * mp_variance(rule, epsilon, delta))
@@ -94,7 +93,7 @@ def test_proven_closed_forms_meet_the_target_exactly(
     """eq. 23 and 28 are valid: the T-fold Gaussian at their noise is exactly mu-GDP with mu = sqrt(T) / s
     (GDP paper Cor. 2), and mpmath's delta_mu(target epsilon) is at most the target delta; the row's exact
     achieved_epsilon is mpmath's epsilon at that mu."""
-    found = rows_of(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
+    found = by_method(gdpcli(*sgd("--steps", str(steps), "--epsilon", str(epsilon), "--delta", str(delta))))
     with mp.workdps(40):
         for rule in ("eq23", "eq28"):
             row = found[f"closed-form-{rule}"]
@@ -109,7 +108,7 @@ def test_thm5_without_its_o_term_can_fall_short(gdpcli) -> None:
     """epsilon 0.5, delta 1e-2, one step: Thm 5's leading terms give sigma^2 = 7.53 (mp_variance), below
     the exact 9.90 the Gaussian needs: mpmath's delta_mu(0.5) exceeds 1e-2 at that noise. The row says
     valid=false and its exact achieved_epsilon is above the target."""
-    found = rows_of(gdpcli(*sgd("--steps", "1", "--epsilon", "0.5", "--delta", "1e-2")))
+    found = by_method(gdpcli(*sgd("--steps", "1", "--epsilon", "0.5", "--delta", "1e-2")))
     row = found["closed-form-thm5"]
     with mp.workdps(40):
         assert mp_delta(0.5, 1 / row["noise_multiplier"]) > 1e-2
@@ -125,7 +124,7 @@ def test_thm5_states_no_noise_where_its_variance_is_not_positive(gdpcli) -> None
     with mp.workdps(40):
         assert mp_variance("thm5", 0.1, 1e-2) < 0
         outcome = gdpcli(*sgd("--steps", "1", "--epsilon", "0.1", "--delta", "1e-2"))
-        assert "closed-form-thm5" not in rows_of(outcome)
+        assert "closed-form-thm5" not in by_method(outcome)
         assert any(
             "closed-form-thm5 states no noise at epsilon 0.1, delta 0.01" in n
             for n in outcome.json()["notes"]
@@ -138,7 +137,7 @@ def test_dp_accounting_moments_accountant_accepts_the_eq23_noise(gdpcli) -> None
     import dp_accounting
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    found = rows_of(gdpcli(*sgd("--steps", "100", "--epsilon", "1", "--delta", "1e-5")))
+    found = by_method(gdpcli(*sgd("--steps", "100", "--epsilon", "1", "--delta", "1e-5")))
     accountant = rdp_privacy_accountant.RdpAccountant()
     accountant.compose(dp_accounting.GaussianDpEvent(found["closed-form-eq23"]["noise_multiplier"]), 100)
     assert accountant.get_epsilon(1e-5) <= 1.0
@@ -149,7 +148,7 @@ def test_poisson_sampling_uses_abadis_rho_and_is_never_valid(gdpcli) -> None:
     s = q sqrt(2 T sigma_1^2 / (1 - q)) (mpmath recipe); an approximation (valid=false) whose achieved
     epsilon is gdpcli's rigorous PLD upper bound at that noise."""
     args = ("--sampling-rate", "0.01", "--steps", "1000", "--epsilon", "1", "--delta", "1e-5")
-    found = rows_of(gdpcli("calibrate", "sgd", *args, "--closed-form", "-f", "json"))
+    found = by_method(gdpcli("calibrate", "sgd", *args, "--closed-form", "-f", "json"))
     with mp.workdps(40):
         q = mp.mpf("0.01")
         for rule in ("eq23", "eq28", "thm5"):
@@ -176,7 +175,7 @@ def test_calibrate_gaussian_closed_forms_scale_with_the_sensitivity(gdpcli) -> N
         "-f",
         "json",
     )
-    found = rows_of(outcome)
+    found = by_method(outcome)
     with mp.workdps(40):
         for rule in ("eq23", "eq28", "thm5"):
             row = found[f"closed-form-{rule}"]

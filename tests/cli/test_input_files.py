@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import one_line_error
+
 READERS = {
     "rdp:file=": ("convert", "rdp:file={}", "--delta", "1e-5"),
     "tradeoff:file=": ("convert", "tradeoff:file={}", "--delta", "1e-5"),
@@ -57,10 +59,8 @@ def _path(tmp_path: Path, kind: str) -> str:
 
 
 def _one_error(outcome, reader: str, problem: str, *, named: bool = True) -> None:
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1, outcome.stderr
-    assert problem in outcome.stderr and outcome.stderr.rstrip().endswith(")"), outcome.stderr  # a hint
+    one_line_error(outcome, 2, problem)
+    assert outcome.stderr.rstrip().endswith(")"), outcome.stderr  # a hint
     assert not named or outcome.stderr.startswith(f"gdpcli: error: {NAMED[reader]}"), outcome.stderr
 
 

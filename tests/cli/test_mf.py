@@ -23,11 +23,7 @@ from gdpcli.core.matrix_mechanism import (
     min_sep_squared_sensitivity,
     tree_height,
 )
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
+from tests.conftest import one_line_error, rows_of
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
@@ -243,12 +239,8 @@ def test_a_given_column_norm_says_what_it_assumes(gdpcli) -> None:
 
 
 def test_cli_and_library_agree(gdpcli) -> None:
-    rows = rows_of(
-        gdpcli(
-            "mf", "--strategy", "banded", "--bands", "4", "--sampling-rate", "0.05", "--steps", "400",
-            "--noise-multiplier", "1", "--delta", "1e-5", "-f", "json",
-        )
-    )  # fmt: skip
+    run = ("--sampling-rate", "0.05", "--steps", "400", "--noise-multiplier", "1", "--delta", "1e-5")
+    rows = rows_of(gdpcli("mf", "--strategy", "banded", "--bands", "4", *run, "-f", "json"))
     mechanism = mf.banded(1.0, 4, RunLength(sampling_rate=0.05, steps=400))
     [found] = mf.plan(mechanism, "auto", accuracy=1e-3)
     assert [row["epsilon"] for row in rows] == [f.values[0] for f in found[1].epsilon(np.array([1e-5]))]
@@ -279,9 +271,7 @@ def bad_file(tmp_path, text: str) -> str:
     ],
 )
 def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
-    outcome = gdpcli(*BANDED, *extra)
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(gdpcli(*BANDED, *extra), 2, message)
 
 
 @pytest.mark.parametrize(
@@ -298,9 +288,9 @@ def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
 )
 def test_bad_strategy_files(gdpcli, tmp_path, text, message) -> None:
     path = bad_file(tmp_path, text)
-    outcome = gdpcli(*BANDED, "--bands", "2", "--strategy-file", path, "--sampling-rate", "0.5")
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(
+        gdpcli(*BANDED, "--bands", "2", "--strategy-file", path, "--sampling-rate", "0.5"), 2, message
+    )
 
 
 @pytest.mark.parametrize(

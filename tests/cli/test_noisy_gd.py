@@ -7,6 +7,8 @@ import io
 
 import pytest
 
+from tests.conftest import one_line_error, rows_of
+
 # BSA24's regularized logistic regression on MNIST (the authors' table_acc_lr.py): 60000 examples in 40
 # cyclic batches of 1500, eta 0.05, L2 penalty 0.002 (m), gradients clipped at 5 (L), noise std 0.01 on the
 # mean gradient. M: data clipped to norm 8 plus a bias feature, softmax Hessian <= 1/2: 65/2 + 0.002.
@@ -52,9 +54,9 @@ FULL = (
 )
 
 
-def rows_of(outcome) -> dict[str, dict]:
-    assert outcome.code == 0, outcome.stderr
-    return {row["method"]: row for row in outcome.json()["rows"]}
+def by_method(outcome) -> dict[str, dict]:
+    """{method: row} of a JSON answer."""
+    return {row["method"]: row for row in rows_of(outcome)}
 
 
 @pytest.mark.parametrize(
@@ -63,7 +65,7 @@ def rows_of(outcome) -> dict[str, dict]:
 )
 def test_review_table1(gdpcli, epochs: str, f_dp: float, rdp: float, composition: float) -> None:
     """Review Table 1 (epsilon at delta 1e-5) to its printed digits, every figure a rigorous upper bound."""
-    rows = rows_of(gdpcli(*TABLE1, "--epochs", epochs, "-f", "json"))
+    rows = by_method(gdpcli(*TABLE1, "--epochs", epochs, "-f", "json"))
     assert round(rows["last-iterate-gdp"]["epsilon"], 2) == f_dp
     assert round(rows["last-iterate-rdp-optimal"]["epsilon"], 2) == rdp
     assert round(rows["composition-gdp"]["epsilon"], 2) == composition
@@ -76,7 +78,7 @@ def test_review_table1(gdpcli, epochs: str, f_dp: float, rdp: float, composition
 def test_rdp_conversions_of_the_paper(gdpcli) -> None:
     """BSA24 take the best of four conversions; Balle et al.'s (improved) is the best there, and the optimal
     conversion agrees with it to 1e-6 on this Gaussian-shaped RDP curve."""
-    rows = rows_of(gdpcli(*TABLE1, "--epochs", "50", "--conversion", "all", "-f", "json"))
+    rows = by_method(gdpcli(*TABLE1, "--epochs", "50", "--conversion", "all", "-f", "json"))
     assert round(rows["last-iterate-rdp-improved"]["epsilon"], 2) == 5.82
     assert rows["last-iterate-rdp-optimal"]["epsilon"] <= rows["last-iterate-rdp-improved"]["epsilon"]
     assert rows["last-iterate-rdp-classic"]["epsilon"] > rows["last-iterate-rdp-improved"]["epsilon"]
@@ -84,16 +86,16 @@ def test_rdp_conversions_of_the_paper(gdpcli) -> None:
 
 def test_noise_multiplier_is_the_same_noise(gdpcli) -> None:
     """sigma 0.01 on the mean of 1500 gradients clipped at 5 is noise multiplier 0.01 * 1500 / 5 = 3."""
-    by_sigma = rows_of(gdpcli(*TABLE1, "--epochs", "50", "-f", "json"))
+    by_sigma = by_method(gdpcli(*TABLE1, "--epochs", "50", "-f", "json"))
     args = [a for a in TABLE1 if a not in ("--lipschitz", "5", "--sigma", "0.01")]
-    by_multiplier = rows_of(gdpcli(*args, "--epochs", "50", "--noise-multiplier", "3", "-f", "json"))
+    by_multiplier = by_method(gdpcli(*args, "--epochs", "50", "--noise-multiplier", "3", "-f", "json"))
     for method, row in by_sigma.items():
         assert by_multiplier[method]["epsilon"] == pytest.approx(row["epsilon"], rel=1e-12)
 
 
 def test_full_batch(gdpcli) -> None:
     outcome = gdpcli(*FULL, "-f", "json")
-    rows = rows_of(outcome)
+    rows = by_method(outcome)
     assert set(rows) == {"last-iterate-gdp", "composition-gdp"}
     assert rows["last-iterate-gdp"]["mu"] == pytest.approx(0.62447790984042824, rel=2e-12)
     assert rows["last-iterate-gdp"]["batching"] == "full" and rows["last-iterate-gdp"]["steps"] == 200
@@ -144,10 +146,7 @@ def _replaced(option: str, value: str) -> list[str]:
     ],
 )
 def test_bad_input(gdpcli, option: str, value: str, message: str) -> None:
-    outcome = gdpcli(*_replaced(option, value))
-    assert outcome.code == 2 and outcome.stdout == ""
-    assert outcome.stderr.count("\n") == 1 and outcome.stderr.startswith("gdpcli: error: ")
-    assert message in outcome.stderr
+    one_line_error(gdpcli(*_replaced(option, value)), 2, message)
 
 
 def test_missing_option(gdpcli) -> None:

@@ -14,10 +14,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
+from tests.conftest import one_line_error, rows_of
 
 
 def by(rows: list[dict], measure: str, guarantee: str) -> list[dict]:
@@ -102,9 +99,7 @@ def test_dp_sgd_run_options(gdpcli) -> None:
     ],
 )
 def test_bad_input_exits_2(gdpcli, args: tuple[str, ...], words: str) -> None:
-    outcome = gdpcli("risk", *args)
-    assert outcome.code == 2 and words in outcome.stderr, outcome.stderr
-    assert len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli("risk", *args), 2, words)
 
 
 def test_calibrate_sgd_to_a_risk_target_round_trips(gdpcli) -> None:

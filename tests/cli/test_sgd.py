@@ -10,29 +10,14 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from tests.conftest import REFERENCE, infinite, safe_side_of
+from tests.conftest import REFERENCE, infinite, one_line_error, rows_of, safe_side_of
 
 MNIST = REFERENCE["dp_sgd_mnist"]
-RUN = (
-    "sgd",
-    "--dataset-size",
-    "60000",
-    "--batch-size",
-    "256",
-    "--noise-multiplier",
-    "1.1",
-    "--delta",
-    "1e-5",
-)
+RUN = tuple("sgd --dataset-size 60000 --batch-size 256 --noise-multiplier 1.1 --delta 1e-5".split())
 EPOCHS = (*RUN, "--epochs", "60")
 # The GDP paper's NoisySGD scales the noise to the replace-one sensitivity 2C (its Sec. 5: N(0, sigma^2
 # 4C^2/m^2)), so its sigma = 1.1 with fixed-size batches is --sensitivity 1 under gdpcli's std / C.
 PAPER_FIXED = ("--sampling", "fixed", "--sensitivity", "1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def by_guarantee(rows: list[dict]) -> dict[str, dict]:
@@ -249,18 +234,8 @@ def test_target_with_epochs_counts_what_fits(gdpcli) -> None:
 
 def test_target_all_gdp(gdpcli) -> None:
     # s = 20, delta 1e-5, epsilon 6: exact GDP 685 steps; rdp (any conversion) fewer
-    args = (
-        "sgd",
-        "--sampling-rate",
-        "1",
-        "--noise-multiplier",
-        "20",
-        "--delta",
-        "1e-5",
-        "--target-epsilon",
-        "6",
-    )
-    rows = rows_of(gdpcli(*args, "--method", "all", "-f", "json"))
+    run = ("--sampling-rate", "1", "--noise-multiplier", "20", "--delta", "1e-5")
+    rows = rows_of(gdpcli("sgd", *run, "--target-epsilon", "6", "--method", "all", "-f", "json"))
     steps = {row["method"]: row["steps"] for row in rows}
     assert steps["gdp"] == 685
     assert 600 <= steps["rdp-optimal"] <= 685
@@ -385,10 +360,7 @@ RUN_Q = "--noise-multiplier 1 --steps 10 --sampling-rate 0.1"  # a small run giv
     ],
 )
 def test_bad_input(gdpcli, args: str, message: str) -> None:
-    outcome = gdpcli("sgd", *args.split(), "-f", "json")
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == "" and outcome.stderr.count("\n") == 1
-    assert message in outcome.stderr
+    one_line_error(gdpcli("sgd", *args.split(), "-f", "json"), 2, message)
 
 
 def test_delta_list_like_every_command(gdpcli) -> None:

@@ -10,12 +10,9 @@ import math
 
 import pytest
 
+from tests.conftest import one_line_error, rows_of
+
 DATA = ("--dataset-size", "60000", "--noise-multiplier", "1.1", "--delta", "1e-5")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 @pytest.mark.parametrize("sampling", ["poisson", "fixed"])
@@ -48,18 +45,7 @@ def test_budget_counts_logical_and_physical_steps(gdpcli) -> None:
 
 
 def test_calibrated_noise_is_that_of_the_logical_batch(gdpcli) -> None:
-    query = (
-        "calibrate",
-        "sgd",
-        "--dataset-size",
-        "60000",
-        "--epochs",
-        "2",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-5",
-    )
+    query = ("calibrate", "sgd", *DATA[:2], "--epochs", "2", "--epsilon", "1", "--delta", "1e-5")
     [logical] = rows_of(gdpcli(*query, "--batch-size", "256", "-f", "json"))
     [micro] = rows_of(gdpcli(*query, "--batch-size", "64", "--accumulation-steps", "4", "-f", "json"))
     assert micro["noise_multiplier"] == logical["noise_multiplier"] and micro["steps"] == logical["steps"]
@@ -74,9 +60,7 @@ def test_calibrated_noise_is_that_of_the_logical_batch(gdpcli) -> None:
     ],
 )
 def test_bad_accumulation_exits_2_in_one_line(gdpcli, options: tuple[str, ...], named: str) -> None:
-    outcome = gdpcli("sgd", *DATA, "--steps", "10", *options)
-    assert outcome.code == 2 and named in outcome.stderr
-    assert outcome.stderr.startswith("gdpcli: error:") and len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli("sgd", *DATA, "--steps", "10", *options), 2, named)
 
 
 def test_accumulation_needs_the_micro_batch_not_a_rate(gdpcli) -> None:

@@ -11,14 +11,9 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, calibrated_round_trip, rows_of
 
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 @at_least_digits(30)
@@ -69,8 +64,4 @@ def test_calibrated_noise_round_trips(gdpcli) -> None:
     """calibrate sgd rests on the rigorous upper bound: fed back, its noise gives epsilon <= the target.
     Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sampling", "balls-in-bins")
-    [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
-    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
-    noise = repr(row["noise_multiplier"])
-    fed_back = rows_of(gdpcli("sgd", *data, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
-    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
+    calibrated_round_trip(gdpcli, *data)

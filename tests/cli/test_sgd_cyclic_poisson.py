@@ -17,13 +17,9 @@ import pytest
 from gdpcli.accounting import dpsgd
 from gdpcli.accounting.cyclic_poisson import participations
 from gdpcli.events import Run, Sampling
+from tests.conftest import one_line_error, rows_of
 
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def jax_privacy_event(sigma: float, steps: int, bands: int, p: float) -> dpa.DpEvent:
@@ -94,12 +90,8 @@ def test_the_rate_is_within_the_active_part(gdpcli) -> None:
 
 def test_cli_and_library_agree(gdpcli) -> None:
     """`gdpcli sgd` prints the figures of accounting.dpsgd.figures for the same run."""
-    rows = rows_of(
-        gdpcli(
-            "sgd", "--sampling-rate", "0.05", "--noise-multiplier", "1", "--steps", "400", "--delta", "1e-5",
-            "--sampling", "cyclic-poisson", "--bands", "4", "-f", "json",
-        )
-    )  # fmt: skip
+    options = ("--sampling-rate", "0.05", "--noise-multiplier", "1", "--steps", "400", "--delta", "1e-5")
+    rows = rows_of(gdpcli("sgd", *options, "--sampling", "cyclic-poisson", "--bands", "4", "-f", "json"))
     run = Run(0.05, 400, 1.0, Sampling.CYCLIC_POISSON, bands=4)
     assert [row["epsilon"] for row in rows] == [f.values[0] for f in dpsgd.figures(run, 1e-5, "auto")]
 
@@ -114,9 +106,7 @@ def test_cli_and_library_agree(gdpcli) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2(gdpcli, extra, message) -> None:
-    outcome = gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra)
-    assert outcome.code == 2
-    assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, outcome.stderr
+    one_line_error(gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra), 2, message)
 
 
 def test_runs_need_whole_cycles(gdpcli) -> None:

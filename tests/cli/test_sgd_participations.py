@@ -9,14 +9,10 @@ from __future__ import annotations
 import pytest
 
 from gdpcli import account, events
+from tests.conftest import calibrated_round_trip, one_line_error, rows_of
 
 # --accuracy 0.05: coarser lattices than the default keep the file fast; the bounds stay rigorous
 RUN = ("sgd", "--dataset-size", "1000", "--noise-multiplier", "1", "--delta", "1e-5", "--accuracy", "0.05")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def test_rows_print_participations_and_rounds(gdpcli) -> None:
@@ -88,9 +84,7 @@ def test_library_gives_the_command_lines_figures(gdpcli) -> None:
     ],
 )
 def test_bad_participations_exit_2_in_one_line(gdpcli, options: tuple[str, ...], named: str) -> None:
-    outcome = gdpcli(*RUN, "--batch-size", "100", "--steps", "25", *options)
-    assert outcome.code == 2 and named in outcome.stderr
-    assert outcome.stderr.startswith("gdpcli: error:") and len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli(*RUN, "--batch-size", "100", "--steps", "25", *options), 2, named)
 
 
 def test_participations_cannot_go_with_a_schedule(gdpcli) -> None:
@@ -110,9 +104,4 @@ def test_calibrated_noise_round_trips(gdpcli) -> None:
     epsilon <= the target."""
     data = ("--dataset-size", "1000", "--batch-size", "100", "--steps", "40", "--sampling", "balls-in-bins")
     data += ("--participations", "2", "--accuracy", "0.05")
-    [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
-    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
-    noise = repr(row["noise_multiplier"])
-    fed_back = rows_of(gdpcli("sgd", *data, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
-    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
-    assert fed_back[0]["participations"] == 2
+    assert calibrated_round_trip(gdpcli, *data)["participations"] == 2

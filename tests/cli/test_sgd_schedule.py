@@ -12,12 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import one_line_error, rows_of
+
 PLAIN = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1.1", "--delta", "1e-5")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def epsilons(outcome) -> list[tuple[float, str]]:
@@ -149,9 +146,7 @@ def test_calibrated_scale_round_trips(gdpcli, tmp_path: Path) -> None:
     ],
 )
 def test_bad_schedules_exit_2_naming_row_and_column(gdpcli, tmp_path: Path, text: str, words: str) -> None:
-    outcome = gdpcli("sgd", "--schedule", write(tmp_path, text), "--delta", "1e-5")
-    assert outcome.code == 2 and words in outcome.stderr, outcome.stderr
-    assert len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli("sgd", "--schedule", write(tmp_path, text), "--delta", "1e-5"), 2, words)
 
 
 @pytest.mark.parametrize(

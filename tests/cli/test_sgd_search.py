@@ -17,16 +17,12 @@ import pytest
 from gdpcli import account, dp_events, events
 from gdpcli.errors import InputError
 from tests.cli.test_sgd import EPOCHS as MNIST  # 60 epochs of MNIST at delta 1e-5
+from tests.conftest import one_line_error, rows_of
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.rdp import rdp_privacy_accountant as ra  # noqa: E402
 
 SMALL = ("sgd", "--sampling-rate", "0.01", "--noise-multiplier", "1", "--steps", "1000")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def dp_accounting_epsilon(
@@ -141,10 +137,7 @@ def test_max_epsilon_checks_the_search(gdpcli) -> None:
     ],
 )
 def test_bad_input_exits_2_in_one_line(gdpcli, extra: tuple[str, ...], message: str) -> None:
-    outcome = gdpcli(*SMALL, "--delta", "1e-5", *extra)
-    assert outcome.code == 2 and outcome.stdout == ""
-    assert outcome.stderr.count("\n") == 1 and outcome.stderr.startswith("gdpcli: error: ")
-    assert message in outcome.stderr
+    one_line_error(gdpcli(*SMALL, "--delta", "1e-5", *extra), 2, message)
 
 
 SPEC = "gaussian:sigma=1,p=0.01,sampling=poisson,times=1000,select=negative-binomial:mean=3,shape=0.5"
@@ -203,8 +196,7 @@ def test_other_methods_refuse_with_the_reason(gdpcli) -> None:
     ],
 )
 def test_bad_select_specs_exit_2_in_one_line(gdpcli, spec: str, message: str) -> None:
-    outcome = gdpcli("compose", spec, "--delta", "1e-5")
-    assert outcome.code == 2 and outcome.stderr.count("\n") == 1 and message in outcome.stderr
+    one_line_error(gdpcli("compose", spec, "--delta", "1e-5"), 2, message)
 
 
 def test_python_api_takes_a_run_or_a_step_and_refuses_a_whole_run_scheme() -> None:

@@ -13,15 +13,10 @@ import math
 import mpmath as mp
 import pytest
 
-from tests.conftest import at_least_digits
+from tests.conftest import at_least_digits, one_line_error, rows_of
 
 # N = 1000 examples, batches of B = 100: b = 10 steps per epoch; 3 epochs = 30 steps.
 RUN = ("sgd", "--dataset-size", "1000", "--batch-size", "100", "--sampling", "shuffle")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def by_method(rows: list[dict]) -> dict[str, dict]:
@@ -164,8 +159,9 @@ def test_calibrated_noise_meets_the_target_on_the_upper_bound(gdpcli) -> None:
     ],
 )
 def test_unsupported_combinations_are_refused(gdpcli, extra, code, words) -> None:
-    outcome = gdpcli(*RUN, "--noise-multiplier", "2", "--epochs", "3", "--delta", "1e-5", *extra)
-    assert outcome.code == code and words in outcome.stderr and outcome.stderr.count("\n") == 1
+    one_line_error(
+        gdpcli(*RUN, "--noise-multiplier", "2", "--epochs", "3", "--delta", "1e-5", *extra), code, words
+    )
 
 
 def test_ten_million_shuffled_steps_have_both_bounds(gdpcli) -> None:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import calibrated_round_trip, one_line_error, rows_of
+
 MNIST = ("sgd", "--dataset-size", "60000", "--batch-size", "256", "--noise-multiplier", "1.1")
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def test_a_cap_no_batch_reaches_is_plain_poisson(gdpcli) -> None:
@@ -68,9 +65,7 @@ def test_step_budget_rests_on_the_upper_bound(gdpcli) -> None:
 )
 def test_bad_input_is_refused(gdpcli, extra: tuple[str, ...], code: int, message: str) -> None:
     """Bad input exits 2; a method that cannot answer for the scheme exits 1, as for shuffle; one line."""
-    outcome = gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra)
-    assert outcome.code == code
-    assert message in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
+    one_line_error(gdpcli(*MNIST, "--epochs", "1", "--delta", "1e-5", *extra), code, message)
 
 
 @pytest.mark.slow
@@ -79,8 +74,4 @@ def test_calibrated_noise_round_trips(gdpcli) -> None:
     Slow: MNIST-sized runs (2 s of CPU); the search and the round trip are those of Poisson sampling."""
     data = ("--dataset-size", "60000", "--batch-size", "256", "--epochs", "60")
     data += ("--sampling", "truncated-poisson", "--max-batch-size", "300")
-    [row] = rows_of(gdpcli("calibrate", "sgd", *data, "--epsilon", "3", "--delta", "1e-5", "-f", "json"))
-    assert row["guarantee"] == "upper_bound" and row["achieved_epsilon"] <= 3.0
-    noise = repr(row["noise_multiplier"])
-    fed_back = rows_of(gdpcli("sgd", *data, "--noise-multiplier", noise, "--delta", "1e-5", "-f", "json"))
-    assert fed_back[0]["guarantee"] == "upper_bound" and fed_back[0]["epsilon"] <= 3.0
+    calibrated_round_trip(gdpcli, *data)

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import rows_of
+
 SPEC = "shuffle-rr:eps0=4.444,n=10000"
 TABLE_3 = {5e-5: 0.4, 3e-6: 0.5, 1e-7: 0.6, 4e-9: 0.7, 9e-11: 0.8}  # delta: printed f-DP epsilon
 TABLE_2 = {0.5: 3e-6, 0.6: 1e-7, 0.7: 4e-9, 0.8: 9e-11, 0.9: 2e-12, 1.0: 2e-14}  # epsilon: printed delta
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def test_table_3(gdpcli) -> None:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gdpcli.cli.subsample import EPILOG
-from tests.conftest import REFERENCE, infinite
+from tests.conftest import REFERENCE, infinite, one_line_error
 
 COR3 = REFERENCE["subsample_corollary_3"]
 EQ13 = REFERENCE["subsample_gdp_eq_13"]
@@ -450,10 +450,7 @@ def test_help_and_epilog_examples(gdpcli, tmp_path, monkeypatch) -> None:
     ],
 )
 def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
-    outcome = gdpcli("subsample", *args)
-    assert outcome.code == 2, outcome.stderr
-    assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
+    one_line_error(gdpcli("subsample", *args), 2)
 
 
 @pytest.mark.parametrize(
@@ -464,9 +461,8 @@ def test_bad_input_exits_2_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
 )
 def test_cannot_compute_exits_1_with_one_line(gdpcli, args: tuple[str, ...]) -> None:
     outcome = gdpcli("subsample", *args)
-    assert outcome.code == 1, outcome.stdout
+    one_line_error(outcome, 1)
     assert outcome.stdout == ""
-    assert outcome.stderr.startswith("gdpcli: error: ") and outcome.stderr.count("\n") == 1
 
 
 def test_extreme_but_valid_inputs_stay_finite(gdpcli) -> None:

@@ -10,12 +10,9 @@ from __future__ import annotations
 import mpmath as mp
 import pytest
 
+from tests.conftest import rows_of
+
 EPS0 = "0.31622776601683794"  # 1 / sqrt(10)
-
-
-def rows_of(outcome) -> list[dict]:
-    assert outcome.code == 0, outcome.stderr
-    return outcome.json()["rows"]
 
 
 def by_method(rows: list[dict]) -> dict[str, dict]:

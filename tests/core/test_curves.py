@@ -133,43 +133,53 @@ def test_rows_of_other_labels_are_skipped() -> None:
     assert samples.x.tolist() == [0.5] and not samples.exact
 
 
+SAMPLE_FILES = {
+    "tradeoff": (curves.tradeoff_bound, "m.csv", curves.TRADEOFF_COLUMNS),
+    "profile": (curves.profile_bound, "p.csv", curves.PROFILE_COLUMNS),
+}
+"""Each kind of sampled curve: its bound, the file name its messages show, its columns."""
+
+
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("kind", "text", "message"),
     [
-        ("alpha,beta\n0.1,abc\n", "m.csv line 2, column beta: 'abc' is not a number"),
-        ("alpha,beta\n0.1,1.5\n", "m.csv line 2, column beta: 1.5 is outside [0, 1]"),
-        ("alpha,beta\n-0.1,0.5\n", "m.csv line 2, column alpha: -0.1 is outside [0, 1]"),
-        ("alpha,beta\n0.5,0.4\n0.2,0.6\n", "m.csv line 3, column alpha: 0.2 does not increase"),
-        ("alpha,beta\n0.2,0.3\n0.5,0.4\n", "m.csv line 3, column beta: 0.4 exceeds the previous row's 0.3"),
-        ("alpha,beta\n0.5,0.6\n", "m.csv line 2, column beta: 0.6 > 1 - alpha"),
-        ("alpha,beta\n0.1,0.8\n0.2,0.75\n0.3,0.5\n", "m.csv line 3, column beta: not convex"),
+        ("tradeoff", "alpha,beta\n0.1,abc\n", "m.csv line 2, column beta: 'abc' is not a number"),
+        ("tradeoff", "alpha,beta\n0.1,1.5\n", "m.csv line 2, column beta: 1.5 is outside [0, 1]"),
+        ("tradeoff", "alpha,beta\n-0.1,0.5\n", "m.csv line 2, column alpha: -0.1 is outside [0, 1]"),
+        ("tradeoff", "alpha,beta\n0.5,0.4\n0.2,0.6\n", "m.csv line 3, column alpha: 0.2 does not increase"),
         (
+            "tradeoff",
+            "alpha,beta\n0.2,0.3\n0.5,0.4\n",
+            "m.csv line 3, column beta: 0.4 exceeds the previous row's 0.3",
+        ),
+        ("tradeoff", "alpha,beta\n0.5,0.6\n", "m.csv line 2, column beta: 0.6 > 1 - alpha"),
+        ("tradeoff", "alpha,beta\n0.1,0.8\n0.2,0.75\n0.3,0.5\n", "m.csv line 3, column beta: not convex"),
+        (
+            "tradeoff",
             "alpha,beta\n0.1,0.88\n0.2,0.7\n",
             "m.csv line 2, column beta: the first two points' secant exceeds 1",
         ),
-        ("alpha,x\n0.1,0.8\n", "m.csv line 1: no beta column"),
-        ("alpha,beta,guarantee\n0.1,0.8,approximation\n", "m.csv: no usable (alpha, beta) rows"),
+        ("tradeoff", "alpha,x\n0.1,0.8\n", "m.csv line 1: no beta column"),
+        ("tradeoff", "alpha,beta,guarantee\n0.1,0.8,approximation\n", "m.csv: no usable (alpha, beta) rows"),
+        ("profile", "epsilon,delta\n0,1.2\n", "p.csv line 2, column delta: 1.2 is outside [0, 1]"),
+        (
+            "profile",
+            "epsilon,delta\n0,0.1\n1,0.2\n",
+            "p.csv line 3, column delta: 0.2 exceeds the previous row's 0.1",
+        ),
+        (
+            "profile",
+            "epsilon,delta\n0,0.5\n1,0.45\n2,0.1\n",
+            "p.csv line 3, column delta: not convex in e^epsilon",
+        ),
+        ("profile", "epsilon,delta\n-1,0.1\n", "p.csv line 2, column delta: below 1 - e^epsilon"),
+        ("profile", "epsilon,delta\n1,0.1\n1,0.05\n", "p.csv line 3, column epsilon: 1.0 does not increase"),
     ],
 )
-def test_tradeoff_validation(text: str, message: str) -> None:
+def test_sample_validation(kind: str, text: str, message: str) -> None:
+    bound, name, columns = SAMPLE_FILES[kind]
     with pytest.raises(InputError) as error:
-        curves.tradeoff_bound(curves.read_samples(text, "m.csv", curves.TRADEOFF_COLUMNS))
-    assert str(error.value).startswith(message)
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("epsilon,delta\n0,1.2\n", "p.csv line 2, column delta: 1.2 is outside [0, 1]"),
-        ("epsilon,delta\n0,0.1\n1,0.2\n", "p.csv line 3, column delta: 0.2 exceeds the previous row's 0.1"),
-        ("epsilon,delta\n0,0.5\n1,0.45\n2,0.1\n", "p.csv line 3, column delta: not convex in e^epsilon"),
-        ("epsilon,delta\n-1,0.1\n", "p.csv line 2, column delta: below 1 - e^epsilon"),
-        ("epsilon,delta\n1,0.1\n1,0.05\n", "p.csv line 3, column epsilon: 1.0 does not increase"),
-    ],
-)
-def test_profile_validation(text: str, message: str) -> None:
-    with pytest.raises(InputError) as error:
-        curves.profile_bound(curves.read_samples(text, "p.csv", curves.PROFILE_COLUMNS))
+        bound(curves.read_samples(text, name, columns))
     assert str(error.value).startswith(message)
 
 

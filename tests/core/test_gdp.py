@@ -19,24 +19,26 @@ def mp_delta(epsilon: float, mu: float) -> mp.mpf:
     return mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)
 
 
-@pytest.mark.parametrize("case", REFERENCE["gdp_delta_of_epsilon"])
-def test_delta_reference(case: dict) -> None:
-    assert gdp.delta(case["epsilon"], case["mu"]) == pytest.approx(float(case["delta"]), rel=1e-12)
+REFERENCE_FUNCTIONS = (
+    ("gdp_delta_of_epsilon", gdp.delta, ("epsilon", "mu"), "delta", 1e-12),
+    ("gdp_epsilon_of_delta", gdp.epsilon, ("delta", "mu"), "epsilon", 1e-13),
+    ("gdp_mu_of_epsilon_delta", gdp.mu, ("epsilon", "delta"), "mu", 1e-13),
+    ("gdp_tradeoff", gdp.tradeoff, ("alpha", "mu"), "beta", 1e-13),
+    ("pure_dp_to_gdp_gdpt_thm_5_1", gdp.pure_dp_mu, ("epsilon",), "mu", 1e-13),
+)
+"""(reference key, function, the case's arguments, its value, relative tolerance)."""
 
 
-@pytest.mark.parametrize("case", REFERENCE["gdp_epsilon_of_delta"])
-def test_epsilon_reference(case: dict) -> None:
-    assert gdp.epsilon(case["delta"], case["mu"]) == pytest.approx(float(case["epsilon"]), rel=1e-13)
-
-
-@pytest.mark.parametrize("case", REFERENCE["gdp_mu_of_epsilon_delta"])
-def test_mu_reference(case: dict) -> None:
-    assert gdp.mu(case["epsilon"], case["delta"]) == pytest.approx(float(case["mu"]), rel=1e-13)
-
-
-@pytest.mark.parametrize("case", REFERENCE["gdp_tradeoff"])
-def test_tradeoff_reference(case: dict) -> None:
-    assert gdp.tradeoff(case["alpha"], case["mu"]) == pytest.approx(float(case["beta"]), rel=1e-13)
+@pytest.mark.parametrize(
+    ("function", "arguments", "value", "rel", "case"),
+    [
+        pytest.param(function, arguments, value, rel, case, id=f"{key}-{index}")
+        for key, function, arguments, value, rel in REFERENCE_FUNCTIONS
+        for index, case in enumerate(REFERENCE[key])
+    ],
+)
+def test_reference_values(function, arguments: tuple[str, ...], value: str, rel: float, case: dict) -> None:
+    assert function(*(case[name] for name in arguments)) == pytest.approx(float(case[value]), rel=rel)
 
 
 @pytest.mark.parametrize("case", REFERENCE["gdp_symmetric_point"])
@@ -44,11 +46,6 @@ def test_symmetric_point_reference(case: dict) -> None:
     alpha = gdp.symmetric_point(case["mu"])
     assert alpha == pytest.approx(float(case["alpha"]), rel=1e-13)
     assert gdp.tradeoff(alpha, case["mu"]) == pytest.approx(alpha, rel=1e-12)
-
-
-@pytest.mark.parametrize("case", REFERENCE["pure_dp_to_gdp_gdpt_thm_5_1"])
-def test_pure_dp_mu_reference(case: dict) -> None:
-    assert gdp.pure_dp_mu(case["epsilon"]) == pytest.approx(float(case["mu"]), rel=1e-13)
 
 
 @pytest.mark.parametrize(("epsilon", "mu"), [(200, 6), (100, 3), (700, 40), (5, 0.01), (1e-3, 0.05)])

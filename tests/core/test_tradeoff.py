@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gdpcli.core import gdp
+from gdpcli.core.hull import lower_hull
 from gdpcli.core.tradeoff import (
     Grid,
     alpha_grid,
@@ -168,22 +169,11 @@ def test_convexify_is_greatest_convex_minorant(values: list) -> None:
     assert np.allclose(convexify(hull)(UNIFORM), hull(UNIFORM), atol=1e-14)
 
 
-def monotone_chain(x: np.ndarray, y: np.ndarray) -> list[int]:
-    """Reference lower hull (Andrew's monotone chain, exact cross products on x-sorted points)."""
-    hull: list[int] = []
-    for i in range(x.size):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) > 0:
-                break
-            hull.pop()
-        hull.append(i)
-    return hull
-
-
 @pytest.mark.parametrize(("mu", "p"), [(4.99, 0.98), (4.3, 0.55), (1.4, 0.05)])
 def test_convexify_exact_where_tradeoff_is_steep(mu: float, p: float) -> None:
-    """Near alpha = 0 slopes reach 1e10; a globally-toleranced hull would cut above data points there."""
+    """Near alpha = 0 slopes reach 1e10; a globally-toleranced hull would cut above data points there. The
+    reference is the hull without Qhull's candidates (lower_hull, checked against the definition in
+    test_hull.py)."""
     grid = gaussian_grid(mu, 2301)
     mixed = Grid(grid.alpha, p * grid.beta + (1 - p) * (1 - grid.alpha))
     for knots, values in (
@@ -191,7 +181,7 @@ def test_convexify_exact_where_tradeoff_is_steep(mu: float, p: float) -> None:
         (mixed.alpha, mixed.beta),
     ):
         hull = convexify(Grid(knots, values))
-        reference = monotone_chain(knots, values)
+        reference = lower_hull(knots, values)
         assert np.all(hull(knots) <= values + 1e-15)
         assert np.max(np.abs(hull(knots) - np.interp(knots, knots[reference], values[reference]))) < 1e-15
 
