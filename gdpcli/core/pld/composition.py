@@ -30,7 +30,9 @@ from gdpcli.errors import ComputationError
 
 FIRST_TILT = 64.0
 """The largest exponential tilt a composition tries first (_tilt), for a composed loss of scale >= 1."""
-_BISECTIONS = 60  # bisection steps of the tilt
+_BISECTIONS = 24
+"""Bisection steps of the tilt (_tilt): to 6e-8 of its cap, where any tilt carries the round-off the
+saddle point's does (60 steps took 0.3 s of 1.5 s of CPU at q 1e-5, sigma 0.4, 1e7 steps)."""
 _NEGLIGIBLE = -700.0  # log of a term's share of a sum below which it changes no digit (_cumulants)
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
 _DELTA_SHARE = 1e-3

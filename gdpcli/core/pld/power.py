@@ -100,8 +100,10 @@ def _edges(pld: DiscretePLD, times: int, tails: Tails, tilt: float) -> tuple[flo
     tails.above (Chernoff: P(S >= x) <= e^{T K(s) - s x}, P(S <= x) <= e^{T K(-s) + s x} for s > 0, K the
     log moment generating function of one copy's finite masses), and with a tilt t also its tilted mass
     outside at most _ALIAS of the tilted total (the same for K(t +- s) - K(t)). The s is searched on the
-    blocks' approximation of K (_gathered) over _SLOPES (in one pass) and refined on K itself, which
-    gives the edge."""
+    blocks' approximation of K (_gathered) over _SLOPES (in one pass), then by golden section; K itself,
+    at that s, gives the edge (every s gives a valid one, and near the best s the bound is flat: without
+    a further search on K itself the windows moved by at most 31 of 92 000 points at q 1e-5, sigma 0.4,
+    1e7 steps, where that search, on the step's 100 000 points, took 0.6 of the run's 1.7 s of CPU)."""
     every, blocks = _gathered(pld)
     margin = 1e-6  # the bounds' own rounding: log tau is taken this much lower
 
@@ -114,8 +116,7 @@ def _edges(pld: DiscretePLD, times: int, tails: Tails, tilt: float) -> tuple[flo
         best = int(np.argmin(on_blocks(_SLOPES)))
         low, high = float(_SLOPES[max(best - 1, 0)]), float(_SLOPES[min(best + 1, _SLOPES.size - 1)])
         guess, _ = _golden(lambda s: float(on_blocks(s)), low, high, float(_SLOPES[best]))
-        _, found = _golden(lambda s: float(on_every(s)), 0.25 * guess, 4.0 * guess, guess)
-        return sign * found
+        return sign * float(on_every(guess))
 
     high = edge(0.0, 1.0, math.log(tails.above) - margin)
     low = edge(0.0, -1.0, math.log(tails.below) - margin)
