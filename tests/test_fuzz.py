@@ -606,6 +606,14 @@ REGRESSIONS: list[tuple[Args, int]] = [
         ],
         1,
     ),
+    (  # RDP at noise 1e300: sigma**2 overflowed, then negative values from the rounding of log A
+        [
+            *("sgd", "--dataset-size", "301", "--batch-size", "10", "--steps", "100"),
+            *("--noise-multiplier", "1e300", "--delta", "1e-5,1e-5,1e-5", "--method", "rdp"),
+            *("--accuracy", "0.05", "-f", "csv"),
+        ],
+        0,
+    ),
 ]
 """Command lines that once failed (a warning, an internal error, an undecided or unexplained answer), with
 the exit code each must give."""

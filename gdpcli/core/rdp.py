@@ -136,12 +136,13 @@ def _log_a_terms(
     """
     log_binom, sign = _log_abs_binom(order, i)
     j = order - i
-    log_s0 = i * log_q + j * log_1mq + (i * i - i) / (2.0 * sigma**2)
+    variance = sigma * sigma  # (inf beyond the floats, where sigma**2 raises: the exponents are then 0)
+    log_s0 = i * log_q + j * log_1mq + (i * i - i) / (2.0 * variance)
     fractional = order != np.floor(order)
     if np.any(fractional):
-        z0 = sigma**2 * (log_1mq - log_q) + 0.5
+        z0 = variance * (log_1mq - log_q) + 0.5
         log_s0_split = log_s0 + log_Phi((z0 - i) / sigma)
-        log_s1 = j * log_q + i * log_1mq + (j * j - j) / (2.0 * sigma**2) + log_Phi((j - z0) / sigma)
+        log_s1 = j * log_q + i * log_1mq + (j * j - j) / (2.0 * variance) + log_Phi((j - z0) / sigma)
         log_s0 = np.where(fractional, np.logaddexp(log_s0_split, log_s1), log_s0)
     return log_binom + log_s0, sign
 
@@ -192,6 +193,9 @@ def subsampled_gaussian(order: ArrayLike, sampling_rate: float, noise_multiplier
     A_alpha = E_{z ~ N(0, s^2)}[((1-q) + q e^{(2z-1)/(2 s^2)})^alpha]: exact binomial sum at integer
     orders, the MTZ series (as tensorflow-privacy's _compute_log_a_frac, summed with signs and truncated
     on the safe side) at fractional orders. q = 1 is the plain Gaussian alpha / (2 s^2); q = 0 gives 0.
+    A Renyi divergence is >= 0: where the true value is below the rounding of log A near 0 (noise 1e10
+    and beyond: values of either sign at 1e-16), a negative one is 0 (the optimal conversion found no
+    root for it: exit 1 at noise 1e300).
     """
     order = _orders(order)
     if not (0.0 <= sampling_rate <= 1.0 and noise_multiplier > 0.0):
@@ -201,7 +205,8 @@ def subsampled_gaussian(order: ArrayLike, sampling_rate: float, noise_multiplier
     if sampling_rate == 1.0:
         return gaussian(order, noise_multiplier)
     flat = order.ravel()
-    return as_output((_log_a(flat, sampling_rate, noise_multiplier) / (flat - 1.0)).reshape(order.shape))
+    values = np.maximum(_log_a(flat, sampling_rate, noise_multiplier) / (flat - 1.0), 0.0)
+    return as_output(values.reshape(order.shape))
 
 
 POISSON_BOUND_MAX_ORDER = 256

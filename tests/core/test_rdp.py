@@ -253,7 +253,14 @@ def test_sampled_gaussian_edge_cases() -> None:
     assert large[2] == pytest.approx(large[1], rel=1e-8)
 
 
-def test_laplace_and_randomized_response_against_mpmath() -> None:
+@pytest.mark.parametrize("sigma", [1e10, 1e154, 1e300])
+def test_sampled_gaussian_at_huge_noise_is_a_divergence(sigma: float) -> None:
+    """At huge noise the RDP is q^2 alpha / sigma^2 to first order (below 1e-20 here): the computed values
+    are within the rounding of log A (1e-15) of it and, as divergences, never negative."""
+    orders = np.array([1.5, 2.0, 10.0, 100.0, 1000.0])
+    values = rdp.subsampled_gaussian(orders, 0.0332, sigma)
+    assert np.all(values >= 0.0) and np.all(values <= 1e-15)
+
     with mp.workdps(30):
         for alpha, eps0 in [(1.5, 0.3), (2.0, 1.0), (32.0, 2.0), (1.0001, 0.5)]:
             a, e = mp.mpf(alpha), mp.mpf(eps0)
