@@ -865,6 +865,23 @@ def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rushed == calm
 
 
+@pytest.mark.slow
+def test_a_long_run_at_a_moderate_delta_is_answered_on_its_first_grid() -> None:
+    """q 1e-5, sigma 1.1, 1e7 steps: the first grid's interval from the variance the rounding adds meets
+    the default accuracy, so one composition answers delta 1e-5 (the first interval of the older model,
+    its floor S / 2^14, left bounds 0.0011 apart and a second grid); a list down to 1e-15 starts on the
+    coarser interval, composed twice there (epsilon_interval)."""
+    components = [(poisson_gaussian(1 / 1.1, 1e-5), 10**7)]
+    first = pld.epsilon_interval(components, 1e-3, 1e-5)
+    assert first < pld.initial_interval(components, 1e-3) / 2
+    bounds = pld.epsilon_bounds(components, 1e-5)
+    assert bounds.reached and bounds.interval == first
+    one_grid = pld.compose_all(components, first, pld.MAX_POINTS, pld.TailTarget(delta=1e-5))
+    assert bounds.work == one_grid.work()
+    assert bounds.upper - bounds.lower <= 1e-3 * (bounds.lower + 0.1)
+    assert pld.epsilon_interval(components, 1e-3, 1e-15) == pld.initial_interval(components, 1e-3)
+
+
 # ---------------------------------------------------------------- negligible mechanisms
 
 
