@@ -700,6 +700,7 @@ class RenyiAccountant:
     def __init__(self, specs: Sequence[Repeated], conversions: Sequence[str]) -> None:
         points = [s for s in specs if s.step.rdp_points is not None]
         self.curves = [(s.step.rdp_curve(), s.times) for s in specs if s.step.rdp_points is None]
+        self._composed: dict[float, float] = {}  # the curves' sum at each order met (curve)
         self.points = points
         self.conversions = list(conversions)
         self.orders = self._common_orders(points) if points else None
@@ -714,11 +715,16 @@ class RenyiAccountant:
         return np.array(sorted(common))
 
     def curve(self, order: np.ndarray) -> np.ndarray:
-        """The composed RDP curve (sum over specs of times x per-step curve)."""
+        """The composed RDP curve (sum over specs of times x per-step curve). Each order's value is kept:
+        every query's search over the orders starts on the same grid, and some curves cost 0.4 s an
+        evaluation (the shuffle model's: a compose of two shuffled mechanisms and a zCDP one at five
+        epsilons took 22 s)."""
         order = np.asarray(order, dtype=float)
-        total = np.zeros(order.shape)
-        for curve, times in self.curves:
-            total = total + times * np.asarray(curve(order), dtype=float)
+        new = np.array([a for a in dict.fromkeys(order.ravel().tolist()) if a not in self._composed])
+        if new.size and self.curves:
+            values = sum(times * np.asarray(curve(new), dtype=float) for curve, times in self.curves)
+            self._composed.update(zip(new.tolist(), np.broadcast_to(values, new.shape).tolist(), strict=True))
+        total = np.array([self._composed.get(a, 0.0) for a in order.ravel().tolist()]).reshape(order.shape)
         for spec in self.points:
             lookup = dict(zip(*spec.step.rdp_points, strict=True))
             total = total + spec.times * np.array([lookup[a] for a in np.atleast_1d(order)]).reshape(
