@@ -564,14 +564,17 @@ def _chi2_plus_gaussian(mu: ArrayLike) -> ArrayLike:
     """
     mu = np.asarray(mu, dtype=float)
     half_erf_difference = 0.5 * (special.erf(1.5 * mu / _SQRT2) - 3.0 * special.erf(0.5 * mu / _SQRT2))
-    return np.expm1(mu * mu) * Phi(1.5 * mu) + half_erf_difference
+    with np.errstate(over="ignore"):  # (inf beyond the floats, mu > 26.6: the value's limit)
+        return np.expm1(mu * mu) * Phi(1.5 * mu) + half_erf_difference
 
 
 def gaussian_chi_square(mu: ArrayLike) -> ChiSquare:
     """chi2(G_mu) = e^{mu^2} - 1 (the chi-square divergence of N(mu, 1) from N(0, 1)) and chi2_plus(G_mu) of
     GDP paper Lemma 3, in closed form."""
     mu = np.asarray(mu, dtype=float)
-    return ChiSquare(as_output(np.expm1(mu * mu)), as_output(_chi2_plus_gaussian(mu)))
+    with np.errstate(over="ignore"):  # (inf beyond the floats, as in _chi2_plus_gaussian)
+        chi2 = np.expm1(mu * mu)
+    return ChiSquare(as_output(chi2), as_output(_chi2_plus_gaussian(mu)))
 
 
 _PROFILE_LEVELS = np.array([1e-1, 1e-2, 1e-4, 1e-8, 1e-16, 1e-32, 1e-64, 1e-128, 1e-300])

@@ -229,14 +229,18 @@ def survival(x: ArrayLike, total: Cumulants, order: int = 1) -> ArrayLike:
 
 def direction_delta(epsilon: ArrayLike, pair: LossPair, order: int = 1) -> ArrayLike:
     """delta(eps) = P[sum Y > eps] - e^eps P[sum X > eps] (review Prop. 3.2) with both tails from
-    `survival`; clipped to [0, 1] (a truncated expansion can leave it)."""
+    `survival`; clipped to [0, 1] (a truncated expansion can leave it). e^eps P[sum X > eps] is taken in
+    logs: a tail that underflowed to 0 contributes 0 at every eps, also beyond e^eps's overflow at 709.8
+    (inf x 0 read as 0 there made delta 0 and put every epsilon past it at 709.78, where G_1e5's exact
+    one is 5e10). Past eps ~ 600 that 0 understates the term (the tail is below 1e-308, e^eps above
+    1e260): G_40 at 1e-8 gives 1024.48 where its exact epsilon is 1023.54 (an approximation's figure)."""
     epsilon = np.asarray(epsilon, dtype=float)
     if pair.under_p.k2 <= 0.0:  # no loss at all: the identity trade-off
         return as_output(np.zeros_like(epsilon))
     tail_q = np.asarray(survival(epsilon, pair.under_q, order))
     tail_p = np.asarray(survival(epsilon, pair.under_p, order))
-    with np.errstate(over="ignore", invalid="ignore"):
-        value = tail_q - np.exp(epsilon) * tail_p
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        value = tail_q - np.exp(epsilon + np.log(tail_p))
     value = np.where(np.isnan(value), 0.0, value)
     return as_output(np.clip(value, 0.0, 1.0))
 

@@ -50,6 +50,17 @@ def test_gaussian_epsilon_inverts_the_exact_profile(delta: float) -> None:
         assert float(ew.epsilon(delta, pairs)) == pytest.approx(float(root), rel=1e-9)
 
 
+def test_gaussian_epsilon_beyond_the_exponential_overflow() -> None:
+    """Past eps = 709.8, where e^eps overflows, the expansion of a Gaussian loss still follows the exact
+    GDP profile (mu 40 at 1e-8: mpmath's 1023.544, to 1e-3: the tail under P, below 1e-308, underflows
+    to 0 in floats), and past its search ceiling (1e4) it is vacuous, inf (mu 1e5: eps 5e9); both once
+    stopped at 709.78, where inf x 0 was read as 0."""
+    with mp.workdps(30):
+        root = mp.findroot(lambda e: _gdp_delta(e, 40.0) - 1e-8, 1024.0)
+    assert float(ew.epsilon(1e-8, [ew.gaussian_pair(40.0)])) == pytest.approx(float(root), rel=1e-3)
+    assert ew.epsilon(1e-8, [ew.gaussian_pair(1e5)]) == math.inf
+
+
 def test_gaussian_tradeoff_is_exact() -> None:
     pairs, mu = _gaussian_composition()
     alphas = np.array([1e-4, 0.01, 0.3, 0.9])
