@@ -621,6 +621,13 @@ REGRESSIONS: list[tuple[Args, int]] = [
         ],
         0,
     ),
+    (  # noise 1e-300: the variance underflowed to 0, and numpy's division warnings reached stderr
+        [
+            *("risk", "gdp:mu=1e300,p=0.01,sampling=poisson,times=3", "--fpr", "0.01"),
+            *("--method", "rdp", "--accuracy", "0.05", "-f", "json"),
+        ],
+        1,
+    ),
 ]
 """Command lines that once failed (a warning, an internal error, an undecided or unexplained answer), with
 the exit code each must give."""

@@ -137,14 +137,22 @@ def _log_a_terms(
     log_binom, sign = _log_abs_binom(order, i)
     j = order - i
     variance = sigma * sigma  # (inf beyond the floats, where sigma**2 raises: the exponents are then 0)
-    log_s0 = i * log_q + j * log_1mq + (i * i - i) / (2.0 * variance)
+    log_s0 = i * log_q + j * log_1mq + _exponent(i, variance)
     fractional = order != np.floor(order)
     if np.any(fractional):
         z0 = variance * (log_1mq - log_q) + 0.5
         log_s0_split = log_s0 + log_Phi((z0 - i) / sigma)
-        log_s1 = j * log_q + i * log_1mq + (j * j - j) / (2.0 * variance) + log_Phi((j - z0) / sigma)
+        log_s1 = j * log_q + i * log_1mq + _exponent(j, variance) + log_Phi((j - z0) / sigma)
         log_s0 = np.where(fractional, np.logaddexp(log_s0_split, log_s1), log_s0)
     return log_binom + log_s0, sign
+
+
+def _exponent(k: np.ndarray, variance: float) -> np.ndarray:
+    """(k^2 - k) / (2 sigma^2): 0 at k = 0 and 1 whatever the variance, and inf elsewhere where the
+    variance underflowed to 0 (noise 1e-300 and below: the curve is then infinite, without numpy's
+    division warnings)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(k * k == k, 0.0, (k * k - k) / (2.0 * variance))
 
 
 def _log_a(order: np.ndarray, sampling_rate: float, sigma: float) -> np.ndarray:
