@@ -73,9 +73,9 @@ def _log_mgf(of: _Losses, slope: ArrayLike) -> np.ndarray:
     return np.where(np.isfinite(top[..., 0]), top[..., 0] + np.log(summed), -np.inf)
 
 
-def _golden(value: Callable[[float], float], low: float, high: float, start: float) -> tuple[float, float]:
-    """(s, value(s)) at the smallest value found from `start` by golden section on [low, high], one new
-    point a step (every s gives a valid bound: the search only tightens it)."""
+def _golden(value: Callable[[float], float], low: float, high: float, start: float) -> float:
+    """The s of the smallest value found from `start` by golden section on [low, high], one new point a
+    step (every s gives a valid bound: the search only tightens it)."""
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     left, right = high - ratio * (high - low), low + ratio * (high - low)
     at_left, at_right = value(left), value(right)
@@ -91,8 +91,7 @@ def _golden(value: Callable[[float], float], low: float, high: float, start: flo
             right = low + ratio * (high - low)
             at_right = value(right)
             seen.append((at_right, right))
-    found, at = min(seen)
-    return at, found
+    return min(seen)[1]
 
 
 def _edges(pld: DiscretePLD, times: int, tails: Tails, tilt: float) -> tuple[float, float]:
@@ -115,8 +114,8 @@ def _edges(pld: DiscretePLD, times: int, tails: Tails, tilt: float) -> tuple[flo
         on_blocks, on_every = bound_on(blocks), bound_on(every)
         best = int(np.argmin(on_blocks(_SLOPES)))
         low, high = float(_SLOPES[max(best - 1, 0)]), float(_SLOPES[min(best + 1, _SLOPES.size - 1)])
-        guess, _ = _golden(lambda s: float(on_blocks(s)), low, high, float(_SLOPES[best]))
-        return sign * float(on_every(guess))
+        slope = _golden(lambda s: float(on_blocks(s)), low, high, float(_SLOPES[best]))
+        return sign * float(on_every(slope))
 
     high = edge(0.0, 1.0, math.log(tails.above) - margin)
     low = edge(0.0, -1.0, math.log(tails.below) - margin)
