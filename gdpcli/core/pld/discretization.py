@@ -22,6 +22,11 @@ EVALUATION_WORK = 200.0
 Gaussian's profile takes about as long as an FFT's 200 units of n log2 n: benchmarks/README.md)."""
 
 
+def evaluation_work(points: float, *, pessimistic: bool) -> float:
+    """The work of discretizing a profile on `points` grid points (its profile evaluations)."""
+    return (1 if pessimistic else _OPTIMISTIC_EVALUATIONS) * points * EVALUATION_WORK
+
+
 def _masses(values: np.ndarray, at_zero: float, interval: float, seam: int | None = None) -> np.ndarray:
     """P-masses m_k = x_k (s_k - s_{k-1}) of the function linear in x through the grid values.
 
@@ -205,7 +210,7 @@ def discretize(
         values = _optimistic_values(profile, losses, atom)
         at_zero = 1.0 if values[0] > atom else atom
         masses = _lower_hull_masses(values, np.exp(losses), at_zero)
-    work = (1 if pessimistic else _OPTIMISTIC_EVALUATIONS) * losses.size * EVALUATION_WORK
+    work = evaluation_work(losses.size, pessimistic=pessimistic)
     return DiscretePLD(k_lo, interval, np.maximum(masses, 0.0), float(values[-1]), offset=offset, work=work)
 
 

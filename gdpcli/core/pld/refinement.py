@@ -17,7 +17,7 @@ from gdpcli.core.arrays import ArrayLike, as_output
 from gdpcli.core.hull import lower_hull
 from gdpcli.core.pld.composition import FIRST_TILT, Components, Composed, Compositions, TailTarget
 from gdpcli.core.pld.convolution import fft_error
-from gdpcli.core.pld.discretization import MAX_POINTS, discretize, loss_range
+from gdpcli.core.pld.discretization import MAX_POINTS, discretize, evaluation_work, loss_range
 from gdpcli.core.pld.representation import ROUND_OFF_SAFETY, DiscretePLD, DominatingPair, GridTooLarge, Tails
 from gdpcli.defaults import DEFAULT_ACCURACY, EPSILON_SCALE, STEP_SCALE
 from gdpcli.errors import InputError
@@ -33,11 +33,13 @@ moderate deltas the unscaled cap serves as well for less (q 1e-5, sigma 1.1, 1e7
 saddle point t = 133 widens the power's window by 40 % over t = 64, for the same bounds)."""
 _STEEPEST_TILT = 4096.0  # the steepest retry's tilt for a composed loss of scale >= 1 (_scaled_tilt)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
-_COARSENINGS = 5  # how often a first grid over the cap is retried 4 times coarser (_refine)
+_COARSENINGS = 5  # how often a first grid over the cap is retried coarser (_refine)
+_COARSENING_MARGIN = 1.1  # a coarser first grid aims this far inside the cap (_refine)
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
 _FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _ADDED_VARIANCE = 0.35  # the gap's constant in _added_variance_interval (measured 0.15 to 0.6)
+_FIRST_SHARE = 0.5  # the most of the work budget the first grid's discretizations may cost (epsilon_interval)
 _FINEST_GRID = 2.0**16  # _added_variance_interval is at least the composed loss's std over this
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
 _LOWER_SCAN = 31  # points tried after them, evenly spaced up to the optimistic eps (_lower_epsilons)
@@ -154,15 +156,29 @@ def epsilon_interval(
     components: Components, accuracy: float, smallest_delta: float, *, shapes: Shapes | None = None
 ) -> float:
     """The first grid interval of epsilon_bounds: initial_interval's, or _added_variance_interval's where
-    that is finer and the smallest delta is at least _TINY_DELTA. A list down to tinier deltas is composed
-    twice (tilted for its smallest delta, then again at a larger one's answer), both on this interval: at
-    q 1e-5, sigma 1, 1e7 steps, deltas 1e-15 to 0.1, the finer grid took 2.1 s where the coarser one
-    took 0.6 s (to bounds within 1.4 % rather than 0.1 %, at the work budget)."""
+    that is finer and the smallest delta is at least _TINY_DELTA, but no finer than _affordable_interval.
+    A list down to tinier deltas is composed twice (tilted for its smallest delta, then again at a larger
+    one's answer), both on this interval: at q 1e-5, sigma 1, 1e7 steps, deltas 1e-15 to 0.1, the finer
+    grid took 2.1 s where the coarser one took 0.6 s (to bounds within 1.4 % rather than 0.1 %, at the
+    work budget)."""
     shapes = _loss_shapes(components) if shapes is None else shapes
     interval = initial_interval(components, accuracy, shapes=shapes)
     if smallest_delta < _TINY_DELTA:
         return interval
-    return min(interval, _added_variance_interval(shapes, accuracy))
+    modelled = max(_added_variance_interval(shapes, accuracy), _affordable_interval(shapes, accuracy))
+    return min(interval, modelled)
+
+
+def _affordable_interval(shapes: Shapes, accuracy: float) -> float:
+    """The finest interval at which discretizing every component's step (its loss range, both ways, in
+    both directions) costs at most _FIRST_SHARE of the work budget, leaving the rest to the composition
+    and a second grid. The added-variance model's constant is 0.01 to 0.04 at q 1e-5, sigma 0.4, where
+    0.35 asked for 750 000 points a step: 2e9 units of work, for bounds 28 times narrower than asked."""
+    per_interval = sum(
+        2.0 * (evaluation_work(span, pessimistic=True) + evaluation_work(span, pessimistic=False))
+        for (_, span), _ in shapes
+    )
+    return per_interval / (_FIRST_SHARE * work_budget(accuracy))
 
 
 def _relative(accuracy: float, composed: float) -> float:
@@ -222,14 +238,16 @@ def _refine(
     predicted from the last one (both grow like 1 / interval): when the size would pass max_points or
     the work spent would pass the budget (by default work_budget of the accuracy asked), the bounds
     found are returned with reached=False (the first grid always runs: where it would pass the cap, or
-    _FIRST_MAX_POINTS, a grid up to _COARSENINGS times 4 coarser is tried). When the work left allows
-    less than the aimed interval, the next grid is the finest that fits (if at least twice as fine).
-    Work is counted from grid sizes, never timed, so the grids and the answer depend on the input only.
-    Starts at `interval`. If finer grids stop closing the gap
-    (three refinements in a row, each at least halving the interval, without shrinking the worst gap by
-    a third: the rest of the gap is not discretization but tail truncation or round-off, which a finer
-    grid cannot remove), the bounds found are returned: rigorous, just wider than asked.
-    (Single refinements can stall by grid alignment.)
+    _FIRST_MAX_POINTS, by some factor, up to _COARSENINGS grids that factor coarser, with a margin, are
+    tried: a grid's size goes as 1 / interval. A fixed factor 4 overshot: q 1e-5, sigma 0.4, 1e7 steps
+    at 1e-5 passed the cap 1.12 times and ran on a grid 3.6 times coarser than fits). When the work
+    left allows less than the aimed interval, the next grid is the finest that fits (if at least twice
+    as fine). Work is counted from grid sizes, never timed, so the grids and the answer depend on the
+    input only. Starts at `interval`. If finer grids stop closing the gap (three refinements in a row,
+    each at least halving the interval, without shrinking the worst gap by a third: the rest of the gap
+    is not discretization but tail truncation or round-off, which a finer grid cannot remove), the
+    bounds found are returned: rigorous, just wider than asked. (Single refinements can stall by grid
+    alignment.)
     """
     known: Bounds | None = None
     best_gap = np.inf
@@ -240,12 +258,12 @@ def _refine(
         cap = max_points if known is not None else min(max_points, _FIRST_MAX_POINTS)
         try:
             composed = compose(interval, cap, target)
-        except GridTooLarge:
+        except GridTooLarge as error:
             if known is not None:  # the size prediction fell short: the bounds found stand
                 return replace(known, reached=False)
             if coarsenings >= _COARSENINGS:
                 raise
-            coarsenings, interval = coarsenings + 1, 4.0 * interval
+            coarsenings, interval = coarsenings + 1, _COARSENING_MARGIN * error.excess * interval
             continue
         measured = measure(composed)
         work = composed.work()

@@ -295,17 +295,21 @@ def _grid(lo: float, hi: float, interval: float, max_points: int) -> tuple[int, 
 
 
 class GridTooLarge(ComputationError):
-    """A grid would pass the grid-point cap."""
+    """A grid of `points` would pass the grid-point cap `max_points`."""
+
+    def __init__(self, points: int, max_points: int) -> None:
+        gigabytes = points * 8 * 4 / 2**30  # masses, FFT workspace and copies: ~4 float64 arrays
+        super().__init__(
+            f"would need {points:,} grid points ({gigabytes:.1f} GB)",
+            hint="lower the accuracy, or raise the grid-point cap",
+        )
+        self.excess = points / max_points
 
 
 def _check_size(points: int, max_points: int) -> None:
     """GridTooLarge before allocating more than max_points grid points."""
     if points > max_points:
-        gigabytes = points * 8 * 4 / 2**30  # masses, FFT workspace and copies: ~4 float64 arrays
-        raise GridTooLarge(
-            f"would need {points:,} grid points ({gigabytes:.1f} GB)",
-            hint="lower the accuracy, or raise the grid-point cap",
-        )
+        raise GridTooLarge(points, max_points)
 
 
 class Tails(NamedTuple):
