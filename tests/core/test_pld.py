@@ -865,6 +865,84 @@ def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rushed == calm
 
 
+def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first grid that passes the cap by some factor is retried that factor coarser, with a margin,
+    not by a fixed factor 4 (which ran q 1e-5, sigma 0.4, 1e7 steps at 1e-5 on a grid 3.6 times coarser
+    than fit): a grid's size goes as 1 / interval, so the one retry fits."""
+    cap, span, tried = 2**22, 100.0, []
+
+    def compose(interval: float, max_points: int, target: object) -> pld.Composed:
+        tried.append(interval)
+        points = int(span / interval)
+        if points > max_points:
+            raise pld.GridTooLarge(points, max_points)
+        return pld.compose_all([(gaussian(1.0), 1)], 1e-3, pld.MAX_POINTS)
+
+    monkeypatch.setattr(refinement, "_FIRST_MAX_POINTS", cap)
+    measure = lambda composed: refinement.Measurement(np.array([1.0]), np.array([1.0]))  # noqa: E731
+    refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, span / (3 * cap))
+    assert tried[1] == pytest.approx(1.1 * 3 * tried[0], rel=1e-3) and len(tried) == 2
+
+
+@pytest.mark.parametrize(
+    ("excess", "cap", "root"),
+    [
+        (lambda t: (t - 1.7, 1.0), 64.0, 1.7),
+        (lambda t: (math.expm1(3.0 * t) - 40.0, 3.0 * math.exp(3.0 * t)), 64.0, math.log(41.0) / 3.0),
+        (lambda t: (t**3 - 2.0, 3.0 * t * t), 4096.0, 2.0 ** (1 / 3)),
+        (lambda t: (t + 1.0, 1.0), 64.0, 0.0),
+        (lambda t: (t - 100.0, 1.0), 64.0, 64.0),
+    ],
+)
+def test_the_tilt_search_finds_the_root_from_above(excess: object, cap: float, root: float) -> None:
+    """The saddle-point search (composition._first_root) returns the root of an increasing function to
+    within its precision, at or above it (0 where the function is already >= 0 at 0, the cap where it is
+    still < 0 there), including functions as steep as a heavy-tailed loss's cumulants make it."""
+    precision = 2.0**-24 * cap
+    found = composition._first_root(excess, cap, precision)
+    assert root <= found <= root + precision
+
+
+def _binomial_profile(times: int, rate: float, interval: float, rank: int) -> float:
+    """mpmath (40 digits): the profile at eps = (rank + 1/2) D of the binomial(times, rate) pmf on the grid
+    j D, sum over j > rank of the pmf times 1 - e^{eps - j D}."""
+    epsilon = mp.mpf((rank + 0.5) * interval)  # (the float the tests evaluate the composition at)
+    with mp.workdps(40):
+        return float(
+            mp.fsum(
+                mp.binomial(times, j)
+                * mp.mpf(rate) ** j
+                * (1 - mp.mpf(rate)) ** (times - j)
+                * (1 - mp.exp(epsilon - j * mp.mpf(interval)))
+                for j in range(rank + 1, times + 1)
+            )
+        )
+
+
+def test_the_plain_run_on_its_own_window_keeps_the_tilted_bounds_on_an_exact_binomial() -> None:
+    """A tilt that moves the composed mass far above the plain run's window (binomial(2000, 0.01), tilted
+    to rate 0.4: the plain window ends near 350 of 2000 points, the tilted mass sits near 800): the plain
+    run transforms only its window, its zeros above it counted as error, and the profile evaluated from
+    the composed masses stays within the round-off bound of mpmath's (40 digits) in the bulk, above the
+    plain window and in the tilted tail."""
+    from gdpcli.core.pld import power
+
+    rate, interval, times = 0.01, 0.01, 2000
+    tilt = math.log((0.4 / 0.6) / (rate / (1 - rate))) / interval
+    round_off = representation.RoundOff(tilt=tilt, interval=interval)
+    base = pld.DiscretePLD(0, interval, np.array([1 - rate, rate]), 0.0, round_off)
+    tails = pld.Tails(1e-300, 1e-300)  # (cutting nothing the profile at these ranks can see)
+    plain, tilted = power._edges(base, times, tails, tilt)
+    assert tilted is not None and plain.lowest + plain.points < 0.5 * (tilted.lowest + tilted.points)
+    composed = composition.self_compose(base, times, pessimistic=False, tails=tails)
+    for rank in (10, 40, 300, 800, 950):
+        epsilon = (rank + 0.5) * interval
+        exact = _binomial_profile(times, rate, interval, rank)
+        computed = float(np.atleast_1d(composed.delta(epsilon))[0])
+        bound = float(composed.round_off_at(epsilon)) + float(composed.delta_error(epsilon))
+        assert abs(computed - exact) <= bound
+
+
 @pytest.mark.slow
 def test_a_long_run_at_a_moderate_delta_is_answered_on_its_first_grid() -> None:
     """q 1e-5, sigma 1.1, 1e7 steps: the first grid's interval from the variance the rounding adds meets
@@ -1062,16 +1140,7 @@ def test_the_tilted_round_off_bounds_the_profile_error_on_an_exact_binomial(
     composed = composition.self_compose(base, times, pessimistic=False, tails=pld.Tails(1e-300, 1e-300))
     for rank in ranks:
         epsilon = (rank + 0.5) * interval
-        with mp.workdps(40):
-            exact = float(
-                mp.fsum(
-                    mp.binomial(times, j)
-                    * mp.mpf(rate) ** j
-                    * (1 - mp.mpf(rate)) ** (times - j)
-                    * (1 - mp.exp(mp.mpf(epsilon) - j * mp.mpf(interval)))
-                    for j in range(rank + 1, times + 1)
-                )
-            )
+        exact = _binomial_profile(times, rate, interval, rank)
         computed = float(np.atleast_1d(composed.delta(epsilon))[0])
         bound = float(composed.round_off_at(epsilon)) + float(composed.delta_error(epsilon))
         assert abs(computed - exact) <= bound
