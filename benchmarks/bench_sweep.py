@@ -4,7 +4,7 @@ q in {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1} x sigma in {0.3, 0.5, 0.8, 1.1, 2, 5,
 
     PYTHONPATH=. python benchmarks/bench_sweep.py [--quick | --issue | --steps T ... --rates Q ...] > sweep.md
     PYTHONPATH=. python benchmarks/bench_sweep.py --quick --versus OLD --repeat 3 > versus.md
-    PYTHONPATH=. python benchmarks/bench_sweep.py --range [--steps 1e3 1e5] [--repeat 3] > range.md
+    PYTHONPATH=. python benchmarks/bench_sweep.py --range [--alone] [--steps 1e3 1e5] [--repeat 3] > range.md
 
 --issue runs only bench_grid.py's settings: the slow ones, and MNIST at small deltas.
 --range runs the range that tiny deltas, long runs and lists must cover instead: q in {1e-5, 1e-3, 0.3} x
@@ -16,7 +16,9 @@ dp-accounting's figure is below gdpcli's rigorous lower bound, prv-accountant is
 else 1e-2, else 1e-1; delta_error delta / 1000, 300 s timeout) instead of comparing. A setting passes
 when gdpcli's whole process is no slower than dp-accounting's and peaks under 1 GB. dp-accounting is not
 run at T 1e7 with q >= 0.1 (it needs more than about 4 GB there); every child runs under an 8 GB
-address-space cap.
+address-space cap. --alone also asks a gdpcli process for each delta alone (median of --repeat runs; a
+single delta takes other first grids and tilts than a list), with the same verdicts, timed against the
+setting's dp-accounting process (which composes once, whatever the deltas).
 --versus DIR times gdpcli against the gdpcli of another checkout (a git worktree of an earlier commit)
 instead of dp-accounting, each run from its own tree; --repeat N runs each pair N times in turn and
 takes the median time of each side (the machine's load drifts; the ratio of medians is what to quote).
@@ -44,7 +46,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 
@@ -363,6 +365,7 @@ class Setting:
     verdicts: dict[float, str]
     brackets: dict[float, str]
     code: str
+    alone: dict[float, Deltas] = field(default_factory=dict)  # --alone: a process for each delta
 
     def name(self) -> str:
         return f"{self.rate:g}, {self.sigma:g}, {self.steps:.0e}"
@@ -389,8 +392,11 @@ class Setting:
         return f"{self.ours.seconds:.2f} s, {self.ours.megabytes:.0f} MB{budget}"
 
 
-def measure_setting(rate: float, sigma: float, steps: int, deltas: tuple[float, ...], repeat: int) -> Setting:
-    """gdpcli's and dp-accounting's processes in turn, the verdicts, and prv-accountant where needed."""
+def measure_setting(
+    rate: float, sigma: float, steps: int, deltas: tuple[float, ...], repeat: int, alone: bool = False
+) -> Setting:
+    """gdpcli's and dp-accounting's processes in turn, the verdicts, and prv-accountant where needed;
+    with `alone`, gdpcli's process for each delta alone too (median time of `repeat` runs)."""
     code, ask = _code(), partial(gdpcli_deltas, rate, sigma, steps, deltas)
     if steps >= 10_000_000 and rate >= 0.1:  # dp-accounting needs more than about 4 GB there
         ours, theirs = paired(ask, partial(Deltas, failure="not run: dp-accounting's memory"), repeat)
@@ -402,7 +408,48 @@ def measure_setting(rate: float, sigma: float, steps: int, deltas: tuple[float, 
         setting.verdicts[delta] = f"not rigorous: {ours.failure}" if ours.failure else verdict
         if setting.verdicts[delta] == BELOW:
             setting.brackets[delta] = prv_bracket(rate, sigma, steps, delta)
+    for delta in deltas if alone else ():
+        runs = [gdpcli_deltas(rate, sigma, steps, (delta,)) for _ in range(repeat)]
+        setting.alone[delta] = replace(runs[0], seconds=statistics.median(run.seconds for run in runs))
     return setting
+
+
+def alone_line(setting: Setting, delta: float) -> str:
+    """One delta asked alone: gdpcli's figures, time and peak, the ratio to dp-accounting's process, the
+    verdict (dp-accounting's figure below a rigorous lower bound is named, as in the list's rows)."""
+    run, pessimistic = setting.alone[delta], setting.pessimistic(delta)
+    answer = run.answers.get(delta, Answer({}, run.failure or "no row"))
+    verdict = f"not rigorous: {run.failure}" if run.failure else range_verdict(answer, pessimistic)
+    ratio = "" if setting.theirs.failure else f"{run.seconds / setting.theirs.seconds:.2f}"
+    budget = ", work budget" * run.budget
+    return (
+        f"| {setting.name()} | {delta:g} | {figures(answer)} | {run.seconds:.2f} s, {run.megabytes:.0f} MB"
+        f"{budget} | {ratio} | {excess(answer, pessimistic)} | {verdict} |"
+    )
+
+
+def alone_summary(settings: list[Setting]) -> list[str]:
+    """The counts of the deltas asked alone: verdicts, and time against dp-accounting's process."""
+    lines = [alone_line(s, delta) for s in settings for delta in s.alone]
+    verdicts = [line.rsplit("|", 2)[-2].strip() for line in lines]
+    ratios = [
+        (s.alone[delta].seconds / s.theirs.seconds, f"{s.name()} at {delta:g}")
+        for s in settings
+        if not s.theirs.failure
+        for delta in s.alone
+    ]
+    worst = max(ratios, default=None)
+    return [
+        f"- each delta alone, rigorous PLD upper and lower bound: "
+        f"{sum(not v.startswith('not rigorous') for v in verdicts)} of {len(verdicts)}; "
+        f"upper <= dp-accounting's x (1 + {TIGHTNESS:g}): {sum(v.startswith('ok') for v in verdicts)}; "
+        f"{LOOSER}: {verdicts.count(LOOSER)}; {BELOW}: {verdicts.count(BELOW)}; "
+        f"no dp-accounting figure: {verdicts.count('no dp-accounting figure')}",
+        f"- each delta alone no slower than dp-accounting's process: {sum(r <= 1 for r, _ in ratios)} of "
+        f"{len(ratios)}; worst {worst[0]:.2f} ({worst[1]})"
+        if worst
+        else "- no delta alone compared",
+    ]
 
 
 def delta_line(setting: Setting, delta: float) -> str:
@@ -475,19 +522,23 @@ def summary(settings: list[Setting]) -> list[str]:
     ]
 
 
-def range_main(steps: tuple[int, ...] | None, rates: tuple[float, ...] | None, repeat: int) -> None:
+def range_main(
+    steps: tuple[int, ...] | None, rates: tuple[float, ...] | None, repeat: int, alone: bool = False
+) -> None:
     """The range: q in RANGE_RATES x sigma in RANGE_SIGMAS x T in RANGE_STEPS, each setting asking one
     gdpcli process for RANGE_DELTAS (`--delta 1e-15,...,0.1`) and one dp-accounting process for the same
     deltas of one pessimistic composition (interval 1e-4); prints the commit, the date and the load at
-    start and end, a row per (setting, delta), a row per setting, and the counts."""
+    start and end, a row per (setting, delta), a row per setting, and the counts (with `alone`, also a
+    row per delta asked alone, and their counts)."""
     print(f"start: {_state()}", flush=True)
     settings = []
     table = "| q, sigma, T | delta | gdpcli | dp-accounting pessimistic | upper / pess - 1 | verdict |"
     for rate in rates or RANGE_RATES:
         for sigma in RANGE_SIGMAS:
             for t in steps or RANGE_STEPS:
-                settings.append(measure_setting(rate, sigma, t, RANGE_DELTAS, repeat))
+                settings.append(measure_setting(rate, sigma, t, RANGE_DELTAS, repeat, alone))
                 lines = [delta_line(settings[-1], delta) for delta in RANGE_DELTAS]
+                lines += [alone_line(settings[-1], delta) for delta in settings[-1].alone]
                 print("\n".join([*lines, setting_line(settings[-1])]), file=sys.stderr, flush=True)
     print(f"end: {_state()}\n\n{table}\n|---|---|---|---|---|---|")
     print("\n".join(delta_line(s, delta) for s in settings for delta in RANGE_DELTAS))
@@ -495,6 +546,11 @@ def range_main(steps: tuple[int, ...] | None, rates: tuple[float, ...] | None, r
     print(f"\n| {' | '.join([*columns, 'failing', 'code'])} |\n" + "|---" * 7 + "|")
     print("\n".join(setting_line(s) for s in settings))
     print("\n" + "\n".join(summary(settings)))
+    if alone:
+        columns = ["q, sigma, T", "delta alone", "gdpcli", "time, peak", "ratio", "upper / pess - 1"]
+        print(f"\n| {' | '.join([*columns, 'verdict'])} |\n" + "|---" * 7 + "|")
+        print("\n".join(alone_line(s, delta) for s in settings for delta in s.alone))
+        print("\n" + "\n".join(alone_summary(settings)))
 
 
 def _state() -> str:
@@ -525,10 +581,11 @@ def main() -> None:
     parser.add_argument("--versus", metavar="DIR", help="time against the gdpcli of the checkout DIR")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side per setting (median)")
     parser.add_argument("--range", action="store_true", help="the range of tiny deltas, long runs, lists")
+    parser.add_argument("--alone", action="store_true", help="--range: also each delta in its own process")
     arguments = parser.parse_args()
     if arguments.range:
         steps = arguments.steps and tuple(int(t) for t in arguments.steps)
-        range_main(steps, arguments.rates and tuple(arguments.rates), arguments.repeat)
+        range_main(steps, arguments.rates and tuple(arguments.rates), arguments.repeat, arguments.alone)
         return
     steps = (1, 100, 10_000) if arguments.quick else STEPS
     steps = tuple(int(t) for t in arguments.steps) if arguments.steps else steps
