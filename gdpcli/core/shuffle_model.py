@@ -420,45 +420,76 @@ def _epsilon_of(profile: Profile, eps0: float, delta: ArrayLike, *, upper: bool)
     return result.reshape(np.shape(delta))
 
 
-def _clone_log_moments(pair: CloneReduction, order: float) -> float:
-    """log sum_c w_c M_c, M_c = sum_k P_c(k)^order Q_c(k)^(1 - order), upper-bounded: k within
-    sqrt(L N / 2) of N/2 (the rest, of P-mass <= 2 exp(-L) by Hoeffding, at most e^{(order - 1) eps0} each
-    in ratio), c outside the window by M_0 (below) and M_{c_hi} (above): M_c is non-increasing in c, so
-    runs of c may be coarsened to fit _MAX_CELLS terms; inf (no bound) where one row alone would not."""
-    e, tail_log = pair.ratio, _TAIL_LOG + (order - 1.0) * pair.eps0
+def _clone_log_moments(pair: CloneReduction, orders: np.ndarray) -> np.ndarray:
+    """log sum_c w_c M_c, M_c = sum_k P_c(k)^order Q_c(k)^(1 - order), upper-bounded, at each order of a
+    flat array: k within sqrt(L N / 2) of N/2 (the rest, of P-mass <= 2 exp(-L) by Hoeffding, at most
+    e^{(order - 1) eps0} each in ratio), c outside the window by M_0 (below) and M_{c_hi} (above): M_c is
+    non-increasing in c, so runs of c may be coarsened to fit _MAX_CELLS terms; inf (no bound) where one
+    row alone would not. Orders whose coarsening is the same share the binomial terms: each order sums its
+    own window of them (the terms, their order and so the values are those of one order at a time; an
+    accountant's first question asks 321 orders, at 0.08 s each for n = 3000)."""
+    e, tails_log = pair.ratio, _TAIL_LOG + (orders - 1.0) * pair.eps0
     a, most = e / (e + 1.0), float(pair._weights.counts.max()) + 1.0
-    half = min(math.ceil(math.sqrt(tail_log * most / 2.0)), math.ceil(most / 2.0))
-    mixture = pair._weights.coarsened(max(1, _MAX_CELLS // (2 * half + 3)))
+    halves = np.minimum(np.ceil(np.sqrt(tails_log * most / 2.0)), math.ceil(most / 2.0)).astype(int)
+    rows = np.maximum(1, _MAX_CELLS // (2 * halves + 3))
+    runs = -(-pair._weights.counts.size // rows)  # the coarsening's run length (_Mixture.coarsened)
+    result = np.full(orders.shape, math.inf)
+    for run in np.unique(runs):
+        group = np.flatnonzero(runs == run)
+        mixture = pair._weights.coarsened(int(rows[group[0]]))
+        fits = group[mixture.counts.size * (2 * halves[group] + 3) <= _MAX_CELLS]
+        if fits.size:
+            result[fits] = _mixed_log_moments(pair, mixture, a, orders[fits], halves[fits], tails_log[fits])
+    return result
+
+
+def _mixed_log_moments(
+    pair: CloneReduction,
+    mixture: _Mixture,
+    a: float,
+    orders: np.ndarray,
+    halves: np.ndarray,
+    tails_log: np.ndarray,
+) -> np.ndarray:
+    """_clone_log_moments of orders that share the mixture's rows, each with its own window half-width
+    and Hoeffding level."""
     big_n = mixture.counts + 1.0
-    cells = big_n.size * (2 * half + 3)
-    if cells > _MAX_CELLS:
-        return math.inf
-    step = max(1, _BLOCK_CELLS // (2 * half + 3))
-    blocks = [_log_row_moments(big_n[s : s + step], half, a, order) for s in range(0, big_n.size, step)]
-    log_m = np.concatenate(blocks) + math.log(2.0) - np.log(big_n)
-    dropped = math.log(4.0) - tail_log + (order - 1.0) * pair.eps0
-    log_m = np.logaddexp(log_m, dropped)
-    log_m0 = float(
-        np.logaddexp(
-            order * math.log(a) + (1.0 - order) * math.log1p(-a),
-            order * math.log1p(-a) + (1.0 - order) * math.log(a),
-        )
+    widest = int(halves.max())
+    step = max(1, _BLOCK_CELLS // (2 * widest + 3))
+    rows = [
+        _log_row_moments(big_n[s : s + step], widest, a, orders, halves) for s in range(0, big_n.size, step)
+    ]
+    log_m = np.concatenate(rows, axis=1) + math.log(2.0) - np.log(big_n)
+    dropped = math.log(4.0) - tails_log + (orders - 1.0) * pair.eps0
+    log_m = np.logaddexp(log_m, dropped[:, None])
+    log_m0 = np.logaddexp(
+        orders * math.log(a) + (1.0 - orders) * math.log1p(-a),
+        orders * math.log1p(-a) + (1.0 - orders) * math.log(a),
     )
-    inner = float(logsumexp(mixture.log_weights + log_m))
-    tails = np.logaddexp(mixture.log_below + log_m0, mixture.log_above + log_m[-1])
-    return float(np.logaddexp(inner, tails)) + math.log1p(_margin(pair.n, cells + mixture.summed))
+    inner = logsumexp(mixture.log_weights + log_m, axis=1)
+    tails = np.logaddexp(mixture.log_below + log_m0, mixture.log_above + log_m[:, -1])
+    cells = big_n.size * (2 * halves + 3)
+    margins = np.log1p([_margin(pair.n, int(c) + mixture.summed) for c in cells])
+    return np.logaddexp(inner, tails) + margins
 
 
-def _log_row_moments(big_n: np.ndarray, half: int, a: float, order: float) -> np.ndarray:
+def _log_row_moments(
+    big_n: np.ndarray, widest: int, a: float, orders: np.ndarray, halves: np.ndarray
+) -> np.ndarray:
     """log sum_k Bin(N, 1/2)(k) p_k^order q_k^(1 - order), p_k = a k + (1 - a)(N - k) and q_k its mirror,
-    over k within half + 1 of N/2, for each N of big_n."""
-    k = np.floor(big_n / 2.0)[:, None] + np.arange(-half - 1, half + 2)
+    over k within half + 1 of N/2, for each order (its own half) and each N of big_n: rows by order."""
+    k = np.floor(big_n / 2.0)[:, None] + np.arange(-widest - 1, widest + 2)
     log_pmf = _log_pmf(big_n[:, None], k, math.log(0.5), math.log(0.5))
     kk = np.clip(k, 0.0, big_n[:, None])
     log_p = np.log(a * kk + (1.0 - a) * (big_n[:, None] - kk))
     log_q = np.log(a * (big_n[:, None] - kk) + (1.0 - a) * kk)
-    terms = np.where(np.isfinite(log_pmf), log_pmf + order * log_p + (1.0 - order) * log_q, -np.inf)
-    return logsumexp(terms, axis=1)
+    inside = np.isfinite(log_pmf)
+    moments = np.empty((orders.size, big_n.size))
+    for index, (order, half) in enumerate(zip(orders, halves, strict=True)):
+        window = slice(widest - half, widest + half + 3)
+        terms = log_pmf[:, window] + order * log_p[:, window] + (1.0 - order) * log_q[:, window]
+        moments[index] = logsumexp(np.where(inside[:, window], terms, -np.inf), axis=1)
+    return moments
 
 
 def _clone_rdp(pair: CloneReduction, orders: np.ndarray) -> np.ndarray:
@@ -466,8 +497,8 @@ def _clone_rdp(pair: CloneReduction, orders: np.ndarray) -> np.ndarray:
     flat = orders.reshape(-1)
     if np.any(~(flat > 1.0)):
         raise InputError("shuffle: RDP orders must be > 1", "allowed: order > 1")
-    values = [min(_clone_log_moments(pair, float(o)) / (o - 1.0), pair.eps0) for o in flat]
-    return np.array(values).reshape(orders.shape)
+    values = np.minimum(_clone_log_moments(pair, flat) / (flat - 1.0), pair.eps0)
+    return values.reshape(orders.shape)
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,18 @@ def test_clone_rdp_is_an_upper_bound_close_to_mpmath() -> None:
             assert exact <= value <= exact * (1 + 1e-9)
 
 
+@pytest.mark.slow
+def test_clone_rdp_at_many_orders_is_each_order_alone() -> None:
+    """Orders asked together share the binomial terms (within each coarsening of the mixture: at eps0 1,
+    n 50 000 the order 255 is coarsened in runs of 3, the others in runs of 2) and sum each its own window
+    of them: the values are those of each order asked alone, to the last bit."""
+    pair = CloneReduction(1.0, 50_000)
+    orders = np.array([1.01, 2.0, 50.0, 255.0])
+    together = pair.rdp(orders)
+    alone = np.array([pair.rdp(np.array([order]))[0] for order in orders])
+    assert np.array_equal(together, alone) and np.all(np.isfinite(together))
+
+
 def test_tradeoff_is_a_lower_bound_of_the_exact_one() -> None:
     n, eps0 = 10, 1.0
     p_mass, q_mass = _clone_pair(n, eps0, "rr")
