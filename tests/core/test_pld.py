@@ -868,7 +868,8 @@ def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.MonkeyPatch) -> None:
     """A first grid that passes the cap by some factor is retried that factor coarser, with a margin,
     not by a fixed factor 4 (which ran q 1e-5, sigma 0.4, 1e7 steps at 1e-5 on a grid 3.6 times coarser
-    than fit): a grid's size goes as 1 / interval, so the one retry fits."""
+    than fit): a grid's size goes as 1 / interval, so the one retry fits; or at the fallback where that
+    is coarser still."""
     cap, span, tried = 2**22, 100.0, []
 
     def compose(interval: float, max_points: int, target: object) -> pld.Composed:
@@ -882,6 +883,10 @@ def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.
     measure = lambda composed: refinement.Measurement(np.array([1.0]), np.array([1.0]))  # noqa: E731
     refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, span / (3 * cap))
     assert tried[1] == pytest.approx(1.1 * 3 * tried[0], rel=1e-3) and len(tried) == 2
+    tried.clear()  # a coarser fallback (another model's first interval) is taken instead
+    first, coarser = span / (3 * cap), 2 * span / cap
+    refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, first, fallback=coarser)
+    assert tried == [first, coarser]
 
 
 @pytest.mark.parametrize(

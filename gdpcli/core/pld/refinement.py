@@ -39,6 +39,7 @@ _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most thi
 _FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _ADDED_VARIANCE = 0.35  # the gap's constant in _added_variance_interval (measured 0.15 to 0.6)
+_ADDED_VARIANCE_MOST = 0.8  # above every constant measured: the fallback of a refused first grid
 _FIRST_SHARE = 0.5  # the most of the work budget the first grid's discretizations may cost (epsilon_interval)
 _FINEST_GRID = 2.0**16  # _added_variance_interval is at least the composed loss's std over this
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
@@ -187,7 +188,7 @@ def _relative(accuracy: float, composed: float) -> float:
     return accuracy * (1.0 + EPSILON_SCALE / (4.0 * max(composed, 1e-12)))
 
 
-def _added_variance_interval(shapes: Shapes, accuracy: float) -> float:
+def _added_variance_interval(shapes: Shapes, accuracy: float, constant: float = _ADDED_VARIANCE) -> float:
     """The interval at which the bounds' gap, modelled as the variance the rounding adds to the composed
     loss, meets the relative accuracy: (upper - lower) / (lower + EPSILON_SCALE) is about K n D^2 / S^2
     for n copies composed (K D^2 / s^2 for one mechanism's), so D = S sqrt(relative / (K n)).
@@ -199,7 +200,7 @@ def _added_variance_interval(shapes: Shapes, accuracy: float) -> float:
     finer than S / _FINEST_GRID (nor _FINEST_FIRST: negligible mechanisms have no scale)."""
     copies = sum(count for _, count in shapes)
     composed = _composed_scale(shapes)
-    modelled = composed * np.sqrt(_relative(accuracy, composed) / (_ADDED_VARIANCE * max(copies, 1)))
+    modelled = composed * np.sqrt(_relative(accuracy, composed) / (constant * max(copies, 1)))
     return float(max(modelled, composed / _FINEST_GRID, _FINEST_FIRST))
 
 
@@ -226,6 +227,7 @@ def _refine(
     target: TailTarget | None = None,
     budget: float | None = None,
     widest: float = math.inf,
+    fallback: float = 0.0,
 ) -> Bounds:
     """Shrink the grid interval until upper <= lower + min(accuracy lower + absolute, widest) (or + the
     measurement's slack) at every unsettled query, within max_points, and return the bounds at every
@@ -240,7 +242,8 @@ def _refine(
     found are returned with reached=False (the first grid always runs: where it would pass the cap, or
     _FIRST_MAX_POINTS, by some factor, up to _COARSENINGS grids that factor coarser, with a margin, are
     tried: a grid's size goes as 1 / interval. A fixed factor 4 overshot: q 1e-5, sigma 0.4, 1e7 steps
-    at 1e-5 passed the cap 1.12 times and ran on a grid 3.6 times coarser than fits). When the work
+    at 1e-5 passed the cap 1.12 times and ran on a grid 3.6 times coarser than fits), or at `fallback`
+    where that is coarser (another model's first interval, if the caller has one). When the work
     left allows less than the aimed interval, the next grid is the finest that fits (if at least twice
     as fine). Work is counted from grid sizes, never timed, so the grids and the answer depend on the
     input only. Starts at `interval`. If finer grids stop closing the gap (three refinements in a row,
@@ -263,7 +266,8 @@ def _refine(
                 return replace(known, reached=False)
             if coarsenings >= _COARSENINGS:
                 raise
-            coarsenings, interval = coarsenings + 1, _COARSENING_MARGIN * error.excess * interval
+            coarsenings = coarsenings + 1
+            interval = max(_COARSENING_MARGIN * error.excess * interval, fallback)
             continue
         measured = measure(composed)
         work = composed.work()
@@ -477,7 +481,12 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     interval = epsilon_interval(components, accuracy, smallest, shapes=shapes)
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
-    bounds = _refine(compose, measure, accuracy, absolute, max_points, interval, target, widest=widest)
+    # where the cap refuses the first grid (initial_interval's, up to 16 times finer than needed for a
+    # list down to 1e-15 at q 1e-5, sigma 1, 1e5 steps), at most what the added variance asks
+    fallback = _added_variance_interval(shapes, accuracy, _ADDED_VARIANCE_MOST)
+    bounds = _refine(
+        compose, measure, accuracy, absolute, max_points, interval, target, widest=widest, fallback=fallback
+    )
     carried = bounds.carried > 0.0  # (round-off beyond the accuracy: retried tilted at the answer)
     tried = np.zeros(flat.shape, dtype=bool)
     widths, budget = (accuracy, absolute, widest), work_budget(max(accuracy, absolute))
