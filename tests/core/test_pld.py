@@ -866,10 +866,11 @@ def test_the_refinement_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A first grid that passes the cap by some factor is retried that factor coarser, with a margin,
-    not by a fixed factor 4 (which ran q 1e-5, sigma 0.4, 1e7 steps at 1e-5 on a grid 3.6 times coarser
-    than fit): a grid's size goes as 1 / interval, so the one retry fits; or at the fallback where that
-    is coarser still."""
+    """A first grid that passes the cap by some factor is retried 4 times coarser, a cheap probe to refine
+    from, or that factor with a margin where it is larger (a grid's size goes as 1 / interval, so the one
+    retry fits); a first interval already weighed against the work budget (`fitted`) is retried at that
+    factor with a margin only, the finest grid that fits (the probe ran q 1e-5, sigma 0.4, 1e7 steps at
+    1e-5 on a grid 2.5 times coarser than fit)."""
     cap, span, tried = 2**22, 100.0, []
 
     def compose(interval: float, max_points: int, target: object) -> pld.Composed:
@@ -881,12 +882,11 @@ def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.
 
     monkeypatch.setattr(refinement, "_FIRST_MAX_POINTS", cap)
     measure = lambda composed: refinement.Measurement(np.array([1.0]), np.array([1.0]))  # noqa: E731
-    refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, span / (3 * cap))
-    assert tried[1] == pytest.approx(1.1 * 3 * tried[0], rel=1e-3) and len(tried) == 2
-    tried.clear()  # a coarser fallback (another model's first interval) is taken instead
-    first, coarser = span / (3 * cap), 2 * span / cap
-    refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, first, fallback=coarser)
-    assert tried == [first, coarser]
+    for excess, fitted, factor in ((3.0, False, 4.0), (9.0, False, 9.9), (3.0, True, 3.3)):
+        tried.clear()
+        first = span / (excess * cap)
+        refinement._refine(compose, measure, 1e-3, 1e-4, pld.MAX_POINTS, first, fitted=fitted)
+        assert len(tried) == 2 and tried[1] == pytest.approx(factor * first, rel=1e-3)
 
 
 @pytest.mark.parametrize(

@@ -34,12 +34,12 @@ saddle point t = 133 widens the power's window by 40 % over t = 64, for the same
 _STEEPEST_TILT = 4096.0  # the steepest retry's tilt for a composed loss of scale >= 1 (_scaled_tilt)
 _FIRST_GRID = 2.0**14  # the first grid interval is at least the composed loss's std over this
 _COARSENINGS = 5  # how often a first grid over the cap is retried coarser (_refine)
-_COARSENING_MARGIN = 1.1  # a coarser first grid aims this far inside the cap (_refine)
+_COARSENING = 4.0  # a first grid over the cap is retried at least this much coarser (_refine)
+_COARSENING_MARGIN = 1.1  # ... and this far inside the cap (_refine)
 _FIRST_POINTS = 2**16  # the first grid spans a step's loss range in at most this many points
 _FINEST_FIRST = 1e-9  # the finest first grid interval (negligible mechanisms have no scale to follow)
 _FIRST_MAX_POINTS = 2**22  # the cap on the first grid: a heavy-tailed loss can span 1e7 points of it
 _ADDED_VARIANCE = 0.35  # the gap's constant in _added_variance_interval (measured 0.15 to 0.6)
-_ADDED_VARIANCE_MOST = 0.8  # above every constant measured: the fallback of a refused first grid
 _FIRST_SHARE = 0.5  # the most of the work budget the first grid's discretizations may cost (epsilon_interval)
 _FINEST_GRID = 2.0**16  # _added_variance_interval is at least the composed loss's std over this
 _LOWER_PASSES = 4  # fixed-point passes of the lower epsilon bound through the round-off (_lower_epsilons)
@@ -188,7 +188,7 @@ def _relative(accuracy: float, composed: float) -> float:
     return accuracy * (1.0 + EPSILON_SCALE / (4.0 * max(composed, 1e-12)))
 
 
-def _added_variance_interval(shapes: Shapes, accuracy: float, constant: float = _ADDED_VARIANCE) -> float:
+def _added_variance_interval(shapes: Shapes, accuracy: float) -> float:
     """The interval at which the bounds' gap, modelled as the variance the rounding adds to the composed
     loss, meets the relative accuracy: (upper - lower) / (lower + EPSILON_SCALE) is about K n D^2 / S^2
     for n copies composed (K D^2 / s^2 for one mechanism's), so D = S sqrt(relative / (K n)).
@@ -200,7 +200,7 @@ def _added_variance_interval(shapes: Shapes, accuracy: float, constant: float = 
     finer than S / _FINEST_GRID (nor _FINEST_FIRST: negligible mechanisms have no scale)."""
     copies = sum(count for _, count in shapes)
     composed = _composed_scale(shapes)
-    modelled = composed * np.sqrt(_relative(accuracy, composed) / (constant * max(copies, 1)))
+    modelled = composed * np.sqrt(_relative(accuracy, composed) / (_ADDED_VARIANCE * max(copies, 1)))
     return float(max(modelled, composed / _FINEST_GRID, _FINEST_FIRST))
 
 
@@ -227,7 +227,7 @@ def _refine(
     target: TailTarget | None = None,
     budget: float | None = None,
     widest: float = math.inf,
-    fallback: float = 0.0,
+    fitted: bool = False,
 ) -> Bounds:
     """Shrink the grid interval until upper <= lower + min(accuracy lower + absolute, widest) (or + the
     measurement's slack) at every unsettled query, within max_points, and return the bounds at every
@@ -240,10 +240,12 @@ def _refine(
     predicted from the last one (both grow like 1 / interval): when the size would pass max_points or
     the work spent would pass the budget (by default work_budget of the accuracy asked), the bounds
     found are returned with reached=False (the first grid always runs: where it would pass the cap, or
-    _FIRST_MAX_POINTS, by some factor, up to _COARSENINGS grids that factor coarser, with a margin, are
-    tried: a grid's size goes as 1 / interval. A fixed factor 4 overshot: q 1e-5, sigma 0.4, 1e7 steps
-    at 1e-5 passed the cap 1.12 times and ran on a grid 3.6 times coarser than fits), or at `fallback`
-    where that is coarser (another model's first interval, if the caller has one). When the work
+    _FIRST_MAX_POINTS, by some factor, up to _COARSENINGS grids are tried, each _COARSENING times coarser
+    or that factor with a margin where it is larger (a grid's size goes as 1 / interval): a cheap probe
+    to refine from; `fitted` (a first interval already chosen for the work budget): that factor with a
+    margin only, the finest grid that fits, where the probe overshot: q 1e-5, sigma 0.4, 1e7 steps at
+    1e-5 passed the cap 1.6 times, and the probe's grid, 2.5 times coarser than fits, left the upper
+    bound 0.1 % above dp-accounting's figure within the budget). When the work
     left allows less than the aimed interval, the next grid is the finest that fits (if at least twice
     as fine). Work is counted from grid sizes, never timed, so the grids and the answer depend on the
     input only. Starts at `interval`. If finer grids stop closing the gap (three refinements in a row,
@@ -267,7 +269,8 @@ def _refine(
             if coarsenings >= _COARSENINGS:
                 raise
             coarsenings = coarsenings + 1
-            interval = max(_COARSENING_MARGIN * error.excess * interval, fallback)
+            factor = _COARSENING_MARGIN * error.excess
+            interval *= factor if fitted else max(factor, _COARSENING)
             continue
         measured = measure(composed)
         work = composed.work()
@@ -481,11 +484,9 @@ def epsilon_bounds(components: Components, delta: ArrayLike, **precision: Unpack
     interval = epsilon_interval(components, accuracy, smallest, shapes=shapes)
     steps = sum(int(count) for _, count in components)
     absolute, widest = EPSILON_SCALE * accuracy, STEP_SCALE * steps * accuracy
-    # where the cap refuses the first grid (initial_interval's, up to 16 times finer than needed for a
-    # list down to 1e-15 at q 1e-5, sigma 1, 1e5 steps), at most what the added variance asks
-    fallback = _added_variance_interval(shapes, accuracy, _ADDED_VARIANCE_MOST)
+    fitted = smallest >= _TINY_DELTA  # (epsilon_interval weighed the work budget: no probe)
     bounds = _refine(
-        compose, measure, accuracy, absolute, max_points, interval, target, widest=widest, fallback=fallback
+        compose, measure, accuracy, absolute, max_points, interval, target, widest=widest, fitted=fitted
     )
     carried = bounds.carried > 0.0  # (round-off beyond the accuracy: retried tilted at the answer)
     tried = np.zeros(flat.shape, dtype=bool)
