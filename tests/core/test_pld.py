@@ -870,7 +870,7 @@ def test_a_first_grid_over_the_cap_is_retried_where_it_fits(monkeypatch: pytest.
     from, or that factor with a margin where it is larger (a grid's size goes as 1 / interval, so the one
     retry fits); a first interval already weighed against the work budget (`fitted`) is retried at that
     factor with a margin only, the finest grid that fits (the probe ran q 1e-5, sigma 0.4, 1e7 steps at
-    1e-5 on a grid 2.5 times coarser than fit)."""
+    1e-5 on a grid 2.3 times coarser than fit)."""
     cap, span, tried = 2**22, 100.0, []
 
     def compose(interval: float, max_points: int, target: object) -> pld.Composed:

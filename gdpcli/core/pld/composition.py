@@ -33,7 +33,7 @@ FIRST_TILT = 64.0
 _TILT_PRECISION = 2.0**-24
 """How close to the saddle point, relative to its cap, the tilt is found (_tilt): any tilt carries about
 the round-off the saddle point's does."""
-_TILT_STEPS = 60  # the most false-position steps of _tilt
+_TILT_STEPS = 60  # the most Newton or bisection steps of _first_root
 _NEGLIGIBLE = -700.0  # log of a term's share of a sum below which it changes no digit (_cumulants)
 _TAIL_BUDGET = 1e-12  # total P-mass that all truncations together may move (see _tail_budget)
 _DELTA_SHARE = 1e-3

@@ -244,7 +244,7 @@ def _refine(
     or that factor with a margin where it is larger (a grid's size goes as 1 / interval): a cheap probe
     to refine from; `fitted` (a first interval already chosen for the work budget): that factor with a
     margin only, the finest grid that fits, where the probe overshot: q 1e-5, sigma 0.4, 1e7 steps at
-    1e-5 passed the cap 1.6 times, and the probe's grid, 2.5 times coarser than fits, left the upper
+    1e-5 passed the cap 1.6 times, and the probe's grid, 2.3 times coarser than fits, left the upper
     bound 0.1 % above dp-accounting's figure within the budget). When the work
     left allows less than the aimed interval, the next grid is the finest that fits (if at least twice
     as fine). Work is counted from grid sizes, never timed, so the grids and the answer depend on the
